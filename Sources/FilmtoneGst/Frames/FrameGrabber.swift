@@ -1,0 +1,155 @@
+import Foundation
+
+/// An upright, scaled RGB frame and the stream time it was shown at.
+struct GrabbedFrame {
+    var image: RGBImage
+    /// Stream time of the frame returned; zero for still images.
+    var time: ClockTime
+    var isStill: Bool
+}
+
+/// What to grab: one frame of `source` near `time`, fitted into `maxWidth`×`maxHeight`.
+struct FrameRequest {
+    var source: MediaSource
+    var headers: [HTTPHeader]
+    var time: ClockTime
+    var tolerance: ClockTime
+    var maxWidth: Int
+    var maxHeight: Int
+    var timeoutMilliseconds: Int64
+}
+
+/// The driver: builds `FrameRecipe`'s pipeline, prerolls, seeks as the recipe says, and pulls one frame.
+/// Every wait shares one deadline; cancellation is checked while waiting.
+struct FrameGrabber {
+    static let userAgent = "ftgst/\(FilmtoneVersion.string)"
+
+    let request: FrameRequest
+    let isCancelled: () -> Bool
+
+    func grab() throws -> GrabbedFrame {
+        let deadline = Deadline(after: request.timeoutMilliseconds)
+        let pipeline = try Pipeline(launch: FrameRecipe.launchDescription)
+        defer { pipeline.stop() }
+
+        let source = try pipeline.element(named: "src")
+        try source.setProperty("uri", .string(request.source.uri))
+        if request.source.isRemote { configureRemote(source) }
+
+        let sizeFilter = try pipeline.element(named: "size")
+        let maxWidth = request.maxWidth
+        let maxHeight = request.maxHeight
+        // Each time upright caps reach the scaler (a JPEG's orientation tag can renegotiate them once), fix the
+        // output size before the scaler negotiates: scaling happens in the pipeline, from the display size.
+        try pipeline.element(named: "flip").staticPad("src")?.onCapsEvent { caps in
+            guard let info = caps.video, info.width > 0, info.height > 0 else { return }
+            let size = FrameRecipe.outputSize(
+                width: info.width, height: info.height, pixelAspect: info.pixelAspect,
+                maxWidth: maxWidth, maxHeight: maxHeight)
+            if let target = try? Caps(parsing: FrameRecipe.outputCaps(width: size.width, height: size.height)) {
+                try? sizeFilter.setProperty("caps", .caps(target))
+            }
+        }
+        let sink = AppSink(element: try pipeline.element(named: "sink"))
+
+        pipeline.pause()
+        var sample = try waitAndPull(pipeline, sink, deadline, what: "first frame")
+
+        if sample.caps?.video?.isStill == true {
+            return try frame(from: sample, time: .zero, still: true)
+        }
+        if let time = sample.streamTime, FrameRecipe.accepts(
+            frame: time, duration: sample.duration, target: request.time, tolerance: request.tolerance)
+        {
+            return try frame(from: sample, time: time, still: false)
+        }
+
+        guard pipeline.isSeekable() else {
+            if request.source.isRemote {
+                throw FilmtoneError(.remoteFetchFailed,
+                                    "cannot seek in the remote source (the server does not support Range requests)")
+            }
+            throw FilmtoneError(.decodeFailed, "the source cannot seek to \(request.time.milliseconds) ms")
+        }
+        if let duration = pipeline.duration(), request.time >= duration {
+            throw FilmtoneError(.decodeFailed,
+                                "time \(request.time.milliseconds) ms is past the end (\(duration.milliseconds) ms)")
+        }
+        for flags in FrameRecipe.seekPlan(tolerance: request.tolerance) {
+            guard pipeline.seek(to: request.time, flags: flags) else {
+                throw sourceFailure("seek to \(request.time.milliseconds) ms was refused")
+            }
+            sample = try waitAndPull(pipeline, sink, deadline, what: "frame at \(request.time.milliseconds) ms")
+            guard let time = sample.streamTime else { throw FilmtoneError(.decodeFailed, "frame has no timestamp") }
+            if flags.contains(.accurate) || FrameRecipe.accepts(
+                frame: time, duration: sample.duration, target: request.time, tolerance: request.tolerance)
+            {
+                return try frame(from: sample, time: time, still: false)
+            }
+        }
+        throw FilmtoneError(.internalError, "seek plan ended without a frame")
+    }
+
+    // MARK: - Steps
+
+    /// Waits for ASYNC_DONE (preroll or seek done) and pulls the prerolled sample. EOS with no frame — a
+    /// truncated file, an empty stream, a seek past the end — is a failure, never a success.
+    private func waitAndPull(_ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, what: String) throws
+        -> Sample
+    {
+        switch pipeline.waitForAsyncDone(deadline: deadline, isCancelled: isCancelled) {
+        case .done, .endOfStream: break
+        case .error(let cause): throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
+        case .cancelled: throw FilmtoneError(.cancelled, "cancelled")
+        case .timedOut: throw timedOut(what)
+        }
+        guard let sample = sink.pullPreroll(timeout: deadline.remaining()) else {
+            if deadline.hasPassed { throw timedOut(what) }
+            // An error may have been posted just as preroll ended: prefer its precise classification.
+            if case .error(let cause) = pipeline.waitForAsyncDone(deadline: Deadline(after: 0), isCancelled: { false }) {
+                throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
+            }
+            throw FilmtoneError(.decodeFailed, "no video frame could be decoded (\(what)): the media is empty, "
+                + "truncated, has no video, or the time is past its end")
+        }
+        return sample
+    }
+
+    private func timedOut(_ what: String) -> FilmtoneError {
+        sourceFailure("timed out after \(request.timeoutMilliseconds) ms waiting for the \(what)")
+    }
+
+    /// A failure to get data where it is not known which part failed: the network for a remote source.
+    private func sourceFailure(_ message: String) -> FilmtoneError {
+        FilmtoneError(request.source.isRemote ? .remoteFetchFailed : .decodeFailed, message)
+    }
+
+    private func frame(from sample: Sample, time: ClockTime, still: Bool) throws -> GrabbedFrame {
+        let image = try sample.withMappedFrame { view in
+            // Copy rows by stride into a tightly packed image: the mapped rows may be padded.
+            var pixels = [UInt8](repeating: 0, count: view.width * view.height * 3)
+            pixels.withUnsafeMutableBufferPointer { out in
+                for y in 0..<view.height {
+                    (out.baseAddress! + y * view.width * 3).update(from: view.row(y), count: view.width * 3)
+                }
+            }
+            return RGBImage(width: view.width, height: view.height, pixels: pixels)
+        }
+        return GrabbedFrame(image: image, time: time, isStill: still)
+    }
+
+    /// Headers on every request (libsoup keeps a message's headers across redirects), a read timeout no longer
+    /// than the whole job's, and our user agent.
+    private func configureRemote(_ uriDecodeBin: Element) {
+        let headers = request.headers
+        let seconds = max(1, min(60, (request.timeoutMilliseconds + 999) / 1000))
+        uriDecodeBin.onSourceSetup { source in
+            if !headers.isEmpty, source.hasProperty("extra-headers") {
+                try? source.setProperty(
+                    "extra-headers", .structure(name: "extra-headers", fields: headers.map { ($0.name, $0.value) }))
+            }
+            if source.hasProperty("timeout") { try? source.setProperty("timeout", .int(seconds)) }
+            if source.hasProperty("user-agent") { try? source.setProperty("user-agent", .string(Self.userAgent)) }
+        }
+    }
+}

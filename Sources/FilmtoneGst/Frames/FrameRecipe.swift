@@ -1,0 +1,52 @@
+import Foundation
+
+/// The pure part of grabbing one frame: which elements, which caps, when to seek and how. No GStreamer calls,
+/// so every decision has a unit test that needs no media.
+enum FrameRecipe {
+    /// Decode whatever the URI holds, turn it upright (`video-direction=auto` follows the stream's
+    /// `image-orientation` tag: MP4 rotation, and JPEG EXIF once `jpegparse` is plugged), scale while still in
+    /// the decoder's format, then convert only the small frame to RGB. The first `videoconvert` is a
+    /// pass-through unless the decoder's format is one `videoflip` cannot take (10-bit formats in 1.22).
+    /// `uri` is set as a property afterwards, never spliced into this text (no quoting to get wrong).
+    static let launchDescription = """
+        uridecodebin name=src ! videoconvert ! videoflip name=flip video-direction=auto \
+        ! videoscale ! videoconvert ! capsfilter name=size caps=video/x-raw,format=RGB,pixel-aspect-ratio=1/1 \
+        ! appsink name=sink sync=false max-buffers=1 enable-last-sample=false
+        """
+
+    /// The output size for a frame of `width`×`height` coded pixels with `pixelAspect`: the display size
+    /// (width × PAR) scaled by `min(maxWidth/w, maxHeight/h, 1)` — aspect kept, never upscaled, at least 1×1.
+    static func outputSize(width: Int, height: Int, pixelAspect: Fraction, maxWidth: Int, maxHeight: Int)
+        -> (width: Int, height: Int)
+    {
+        let par = pixelAspect.numerator > 0 && pixelAspect.denominator > 0 ? pixelAspect.value : 1
+        let displayWidth = Double(width) * par
+        let displayHeight = Double(height)
+        guard displayWidth > 0, displayHeight > 0 else { return (1, 1) }
+        let scale = min(Double(maxWidth) / displayWidth, Double(maxHeight) / displayHeight, 1)
+        return (max(1, Int((displayWidth * scale).rounded())), max(1, Int((displayHeight * scale).rounded())))
+    }
+
+    /// The capsfilter's caps once the upright input size is known.
+    static func outputCaps(width: Int, height: Int) -> String {
+        "video/x-raw,format=RGB,width=\(width),height=\(height),pixel-aspect-ratio=1/1"
+    }
+
+    /// Whether a decoded frame at stream time `frame` (lasting `duration`) answers a request for `target` with
+    /// `tolerance`: it is the frame on screen at `target`, or it lies within the tolerance of it.
+    static func accepts(frame: ClockTime, duration: ClockTime?, target: ClockTime, tolerance: ClockTime) -> Bool {
+        let end = frame.nanoseconds + max(duration?.nanoseconds ?? 1, 1)
+        if frame <= target && target.nanoseconds < end { return true }
+        let distance = frame > target ? frame.nanoseconds - target.nanoseconds : target.nanoseconds - frame.nanoseconds
+        return distance <= tolerance.nanoseconds
+    }
+
+    /// The seeks to try, in order, after the prerolled frame did not answer the request: the keyframe before
+    /// the target first when a tolerance allows it (cheap: no decoding forward), then an accurate seek (decodes
+    /// from the keyframe up to the exact frame).
+    static func seekPlan(tolerance: ClockTime) -> [SeekFlags] {
+        let accurate: SeekFlags = [.flush, .accurate]
+        guard tolerance > .zero else { return [accurate] }
+        return [[.flush, .keyUnit, .snapBefore], accurate]
+    }
+}

@@ -1,0 +1,76 @@
+internal import CGst
+import Foundation
+
+/// Owns one reference to a `GstCaps`.
+final class Caps: CustomStringConvertible {
+    let pointer: UnsafeMutablePointer<GstCaps>
+
+    /// Adopts a transfer-full reference.
+    init(takingFull pointer: UnsafeMutablePointer<GstCaps>) {
+        self.pointer = pointer
+    }
+
+    /// Adds a reference to borrowed caps (from an event or a sample).
+    init(borrowing pointer: UnsafeMutablePointer<GstCaps>) {
+        self.pointer = gst_caps_ref(pointer)
+    }
+
+    /// `gst_caps_from_string`; throws `INTERNAL` for text that does not parse (ftgst writes these strings).
+    convenience init(parsing text: String) throws {
+        guard let raw = gst_caps_from_string(text) else {
+            throw FilmtoneError(.internalError, "caps do not parse: \(text)")
+        }
+        self.init(takingFull: raw)
+    }
+
+    deinit {
+        gst_caps_unref(pointer)
+    }
+
+    /// `gst_caps_to_string`.
+    var description: String { GLib.takeString(gst_caps_to_string(pointer)) ?? "" }
+
+    /// The first structure's media type and video fields, copied out.
+    var video: VideoCapsInfo? {
+        guard gst_caps_get_size(pointer) > 0, let structure = gst_caps_get_structure(pointer, 0) else { return nil }
+        var width: gint = 0
+        var height: gint = 0
+        var parN: gint = 1
+        var parD: gint = 1
+        var fpsN: gint = 0
+        var fpsD: gint = 1
+        let mediaType = GLib.borrowString(gst_structure_get_name(structure)) ?? ""
+        _ = gst_structure_get_int(structure, "width", &width)
+        _ = gst_structure_get_int(structure, "height", &height)
+        if gst_structure_get_fraction(structure, "pixel-aspect-ratio", &parN, &parD) == 0 { parN = 1; parD = 1 }
+        if gst_structure_get_fraction(structure, "framerate", &fpsN, &fpsD) == 0 { fpsN = 0; fpsD = 1 }
+        let format = GLib.borrowString(gst_structure_get_string(structure, "format"))
+        return VideoCapsInfo(
+            mediaType: mediaType, format: format, width: Int(width), height: Int(height),
+            pixelAspect: Fraction(Int(parN), Int(max(1, parD))), frameRate: Fraction(Int(fpsN), Int(max(1, fpsD))))
+    }
+}
+
+/// A rational number as GStreamer caps carry them (`30/1`, `16/9`).
+struct Fraction: Equatable, CustomStringConvertible {
+    var numerator: Int
+    var denominator: Int
+    init(_ numerator: Int, _ denominator: Int) {
+        self.numerator = numerator
+        self.denominator = denominator
+    }
+    var value: Double { denominator == 0 ? 0 : Double(numerator) / Double(denominator) }
+    var description: String { "\(numerator)/\(denominator)" }
+}
+
+/// What ftgst needs to know of raw video caps, as plain Swift values.
+struct VideoCapsInfo: Equatable {
+    var mediaType: String
+    var format: String?
+    var width: Int
+    var height: Int
+    var pixelAspect: Fraction
+    var frameRate: Fraction
+    /// A still image: GStreamer's image decoders announce a 0/1 frame rate.
+    var isStill: Bool { frameRate.numerator == 0 }
+}

@@ -1,0 +1,138 @@
+import Foundation
+
+/// What a cached thumbnail says about itself: its format and size (from the image header) and the stream time of
+/// the frame it shows (from a stamp ftgst writes into it: a JPEG COM segment or a PNG tEXt chunk, both ignored by
+/// viewers). A cache hit is answered from this without decoding; a file without a readable stamp is not trusted.
+public struct ImageStamp: Equatable, Sendable {
+    public var format: ImageFormat
+    public var width: Int
+    public var height: Int
+    public var timeMilliseconds: Int64
+
+    static let keyword = "ftgst"
+
+    /// The stamp's text: `timeMs=1234`.
+    static func text(timeMilliseconds: Int64) -> String { "timeMs=\(timeMilliseconds)" }
+
+    // MARK: - Writing
+
+    /// Returns `encoded` with the stamp inserted: after SOI for JPEG, after IHDR for PNG.
+    public static func insert(timeMilliseconds: Int64, into encoded: [UInt8], format: ImageFormat) -> [UInt8] {
+        let payload = Array((keyword + ":" + text(timeMilliseconds: timeMilliseconds)).utf8)
+        switch format {
+        case .jpeg:
+            guard encoded.count >= 2, encoded[0] == 0xFF, encoded[1] == 0xD8 else { return encoded }
+            let length = payload.count + 2
+            let segment: [UInt8] = [0xFF, 0xFE, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
+            return Array(encoded[0..<2]) + segment + Array(encoded[2...])
+        case .png:
+            let afterHeader = 8 + 8 + 13 + 4  // signature, then the IHDR chunk (length, type, 13 bytes, CRC)
+            guard encoded.count > afterHeader, isPNG(encoded) else { return encoded }
+            let data = Array(keyword.utf8) + [0] + Array(text(timeMilliseconds: timeMilliseconds).utf8)
+            let typeAndData = Array("tEXt".utf8) + data
+            let chunk = bigEndian32(UInt32(data.count)) + typeAndData + bigEndian32(CRC32.checksum(typeAndData))
+            return Array(encoded[0..<afterHeader]) + chunk + Array(encoded[afterHeader...])
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Reads format, size and stamp from a file ftgst wrote. nil when the bytes are not a complete JPEG/PNG with
+    /// a stamp (a truncated or foreign file is then rebuilt rather than served).
+    public static func read(_ bytes: [UInt8]) -> ImageStamp? {
+        if isPNG(bytes) { return readPNG(bytes) }
+        if bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 { return readJPEG(bytes) }
+        return nil
+    }
+
+    private static func isPNG(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 8 && bytes[0..<8].elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    }
+
+    private static func readPNG(_ bytes: [UInt8]) -> ImageStamp? {
+        var offset = 8
+        var size: (Int, Int)? = nil
+        var time: Int64? = nil
+        var sawEnd = false
+        while offset + 12 <= bytes.count {
+            let length = Int(readBigEndian32(bytes, offset))
+            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            let dataStart = offset + 8
+            guard length >= 0, dataStart + length + 4 <= bytes.count else { return nil }
+            let data = bytes[dataStart..<(dataStart + length)]
+            switch type {
+            case "IHDR" where length >= 8:
+                size = (Int(readBigEndian32(bytes, dataStart)), Int(readBigEndian32(bytes, dataStart + 4)))
+            case "tEXt":
+                if let zero = data.firstIndex(of: 0), String(decoding: data[..<zero], as: UTF8.self) == keyword {
+                    time = parse(String(decoding: data[(zero + 1)...], as: UTF8.self))
+                }
+            case "IEND":
+                sawEnd = true
+            default:
+                break
+            }
+            if sawEnd { break }
+            offset = dataStart + length + 4
+        }
+        guard sawEnd, let size, let time, size.0 > 0, size.1 > 0 else { return nil }
+        return ImageStamp(format: .png, width: size.0, height: size.1, timeMilliseconds: time)
+    }
+
+    private static func readJPEG(_ bytes: [UInt8]) -> ImageStamp? {
+        var offset = 2
+        var time: Int64? = nil
+        var size: (Int, Int)? = nil
+        // Walk the marker segments up to the start of scan; SOFn carries the size.
+        while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
+            let marker = bytes[offset + 1]
+            if marker == 0xFF { offset += 1; continue }  // fill byte
+            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
+            let data = bytes[(offset + 4)..<(offset + 2 + length)]
+            if marker == 0xFE {
+                let text = String(decoding: data, as: UTF8.self)
+                if text.hasPrefix(keyword + ":") { time = parse(String(text.dropFirst(keyword.count + 1))) }
+            } else if (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker) && data.count >= 5 {
+                let start = data.startIndex
+                size = (Int(data[start + 3]) << 8 | Int(data[start + 4]), Int(data[start + 1]) << 8 | Int(data[start + 2]))
+            } else if marker == 0xDA {
+                break
+            }
+            offset += 2 + length
+        }
+        // A complete file ends with EOI; a truncated one is not served from the cache.
+        guard bytes.count >= 2, bytes[bytes.count - 2] == 0xFF, bytes[bytes.count - 1] == 0xD9 else { return nil }
+        guard let size, let time, size.0 > 0, size.1 > 0 else { return nil }
+        return ImageStamp(format: .jpeg, width: size.0, height: size.1, timeMilliseconds: time)
+    }
+
+    private static func parse(_ text: String) -> Int64? {
+        guard text.hasPrefix("timeMs=") else { return nil }
+        return Int64(text.dropFirst("timeMs=".count))
+    }
+
+    private static func bigEndian32(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
+    }
+
+    private static func readBigEndian32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
+        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8
+            | UInt32(bytes[offset + 3])
+    }
+}
+
+/// CRC-32 (ISO 3309, as PNG chunks use it).
+enum CRC32 {
+    private static let table: [UInt32] = (0..<256).map { n -> UInt32 in
+        var c = UInt32(n)
+        for _ in 0..<8 { c = (c & 1) != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+        return c
+    }
+
+    static func checksum(_ bytes: [UInt8]) -> UInt32 {
+        var c: UInt32 = 0xFFFF_FFFF
+        for byte in bytes { c = table[Int((c ^ UInt32(byte)) & 0xFF)] ^ (c >> 8) }
+        return c ^ 0xFFFF_FFFF
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+
+/// Decides which `FilmtoneError` code a GStreamer error becomes. Pure, so every rule has a unit test.
+///
+/// The element that posted the error decides first (GSTREAMER-NOTES: a NOT_FOUND from the HTTP source is a
+/// remote failure, not a missing local file; network failures surface only as STREAM/FAILED from it).
+enum ErrorClassifier {
+    static let httpSources: Set<String> = ["souphttpsrc", "curlhttpsrc"]
+
+    static func classify(_ cause: FilmtoneError.GStreamerCause, remote: Bool) -> FilmtoneError {
+        FilmtoneError(code(for: cause, remote: remote), message(for: cause), cause: cause)
+    }
+
+    static func code(for cause: FilmtoneError.GStreamerCause, remote: Bool) -> FilmtoneError.Code {
+        if let factory = cause.factory, httpSources.contains(factory) { return .remoteFetchFailed }
+        switch (cause.domain, cause.code) {
+        case ("core", GstErrorCode.coreMissingPlugin), ("stream", GstErrorCode.streamCodecNotFound):
+            return .unsupportedFormat
+        case ("resource", GstErrorCode.resourceWrite), ("resource", GstErrorCode.resourceNoSpaceLeft):
+            return .writeFailed
+        case ("resource", _):
+            // Reading failed below the demuxer. For a remote source that is the network (e.g. a seek the
+            // server cannot honour without Range); locally, the file vanished or cannot be opened.
+            if remote { return .remoteFetchFailed }
+            return cause.code == GstErrorCode.resourceNotFound ? .fileNotFound : .decodeFailed
+        default:
+            return .decodeFailed
+        }
+    }
+
+    private static func message(for cause: FilmtoneError.GStreamerCause) -> String {
+        var text = cause.message.isEmpty ? "GStreamer error" : cause.message
+        if let status = cause.httpStatus { text += " (HTTP \(status))" }
+        if let element = cause.element { text += " [\(element)]" }
+        return text
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+/// Where media comes from: a local file or an http(s) URL. Parsing is pure (no file system access).
+public enum MediaSource: Equatable, Sendable {
+    case local(path: String)
+    case remote(url: URL)
+
+    /// Parses what a user typed: an absolute or relative path, a `file://` URI, or an `http(s)://` URL.
+    /// Throws `INVALID_URL` for anything else (another scheme, a malformed URI, an empty string).
+    public static func parse(_ text: String, relativeTo directory: String = FileManager.default.currentDirectoryPath)
+        throws -> MediaSource
+    {
+        guard !text.isEmpty else { throw FilmtoneError(.invalidURL, "empty source") }
+        guard !text.contains(where: { $0 == "\0" || $0 == "\n" || $0 == "\r" }) else {
+            throw FilmtoneError(.invalidURL, "source contains a control character")
+        }
+        guard let scheme = schemePrefix(of: text) else {
+            let path = text.hasPrefix("/") ? text : (directory as NSString).appendingPathComponent(text)
+            return .local(path: (path as NSString).standardizingPath)
+        }
+        switch scheme.lowercased() {
+        case "file":
+            guard let url = URL(string: text), url.scheme?.lowercased() == "file" else {
+                throw FilmtoneError(.invalidURL, "malformed file URI: \(text)")
+            }
+            let host = url.host ?? ""
+            guard host.isEmpty || host == "localhost" else {
+                throw FilmtoneError(.invalidURL, "file URI names a remote host '\(host)': \(text)")
+            }
+            guard url.path.hasPrefix("/") else { throw FilmtoneError(.invalidURL, "file URI has no path: \(text)") }
+            return .local(path: url.path)
+        case "http", "https":
+            guard let url = URL(string: text), let host = url.host, !host.isEmpty else {
+                throw FilmtoneError(.invalidURL, "malformed URL: \(text)")
+            }
+            return .remote(url: url)
+        default:
+            throw FilmtoneError(.invalidURL, "unsupported scheme '\(scheme)' (use a path, file://, http:// or https://)")
+        }
+    }
+
+    /// RFC 3986 scheme: a letter, then letters, digits, `+`, `-`, `.`, then `:`.
+    private static func schemePrefix(of text: String) -> String? {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        let scheme = text[..<colon]
+        guard let first = scheme.first, first.isASCII, first.isLetter,
+              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+        else { return nil }
+        return String(scheme)
+    }
+
+    /// The URI GStreamer's `uridecodebin` takes (percent-encoded for files).
+    public var uri: String {
+        switch self {
+        case .local(let path): return URL(fileURLWithPath: path).absoluteString
+        case .remote(let url): return url.absoluteString
+        }
+    }
+
+    public var isRemote: Bool {
+        if case .remote = self { return true }
+        return false
+    }
+
+    /// For a local source: throws `FILE_NOT_FOUND` unless it is an existing regular file (checked before any
+    /// decoder starts, so the user gets the precise reason rather than a pipeline error).
+    func checkExists() throws {
+        guard case .local(let path) = self else { return }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw FilmtoneError(.fileNotFound, "no such file: \(path)")
+        }
+        guard !isDirectory.boolValue else { throw FilmtoneError(.fileNotFound, "is a directory, not a file: \(path)") }
+    }
+}
+
+/// One HTTP request header a remote source sends on every request (redirects included).
+public struct HTTPHeader: Equatable, Sendable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// Parses `Name: value`. Throws `INVALID_ARGUMENT` for a missing colon, a name that is not an HTTP token,
+    /// or a CR/LF anywhere (header injection).
+    public static func parse(_ line: String) throws -> HTTPHeader {
+        guard !line.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+            throw FilmtoneError(.invalidArgument, "header contains CR or LF: \(line.debugDescription)")
+        }
+        guard let colon = line.firstIndex(of: ":") else {
+            throw FilmtoneError(.invalidArgument, "header is not 'Name: value': \(line)")
+        }
+        let name = String(line[..<colon])
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let tokenCharacters = Set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        guard !name.isEmpty, name.allSatisfy({ tokenCharacters.contains($0) }) else {
+            throw FilmtoneError(.invalidArgument, "header name is not a valid HTTP token: \(name.debugDescription)")
+        }
+        return HTTPHeader(name: name, value: value)
+    }
+}

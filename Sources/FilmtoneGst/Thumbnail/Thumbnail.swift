@@ -1,0 +1,158 @@
+import Foundation
+
+/// What `Thumbnails.make` is asked for. Defaults match `ftgst thumb`'s.
+public struct ThumbnailOptions: Sendable {
+    /// A path, `file://` URI or `http(s)://` URL.
+    public var source: String
+    /// Requested time; ignored for photos.
+    public var timeMilliseconds: Int64 = 0
+    /// How far from the requested time the returned frame may be; 0 asks for the exact frame.
+    public var toleranceMilliseconds: Int64 = 2000
+    public var maxWidth: Int = 512
+    public var maxHeight: Int = 512
+    /// `jpeg` or `png`; anything else is `UNSUPPORTED_FORMAT`.
+    public var format: String = "jpeg"
+    /// 0…1, JPEG only.
+    public var quality: Double = 0.9
+    /// nil: `$XDG_CACHE_HOME/ftgst/thumbnails` (or `~/.cache/ftgst/thumbnails`).
+    public var cacheDirectory: String? = nil
+    /// nil: `thumb-<uuid>`. No `/`, no `..`.
+    public var cacheName: String? = nil
+    public var cacheCapMegabytes: Int64 = 100
+    /// `Name: value` lines sent on every HTTP request.
+    public var headers: [String] = []
+    /// The deadline for the whole job.
+    public var timeoutMilliseconds: Int64 = 30_000
+
+    public init(source: String) {
+        self.source = source
+    }
+}
+
+/// A finished thumbnail.
+public struct ThumbnailResult: Equatable, Sendable {
+    /// `file://` URI of the image.
+    public var uri: String
+    public var path: String
+    public var width: Int
+    public var height: Int
+    /// Stream time of the frame actually returned (0 for photos).
+    public var timeMilliseconds: Int64
+    public var format: ImageFormat
+    /// True when an existing `cacheName` was returned without decoding.
+    public var cached: Bool
+}
+
+/// A validated request: every value checked, the source parsed, the output path resolved.
+struct ThumbnailRequest {
+    var source: MediaSource
+    var headers: [HTTPHeader]
+    var time: ClockTime
+    var tolerance: ClockTime
+    var maxWidth: Int
+    var maxHeight: Int
+    var format: ImageFormat
+    var quality: Double
+    var cacheDirectory: URL
+    var fileName: String
+    var cacheCapBytes: Int64
+    var timeoutMilliseconds: Int64
+
+    var output: URL { cacheDirectory.appendingPathComponent(fileName) }
+
+    /// Checks every option; throws `INVALID_ARGUMENT`, `INVALID_URL` or `UNSUPPORTED_FORMAT`. Touches no file.
+    init(_ options: ThumbnailOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        func invalid(_ message: String) -> FilmtoneError { FilmtoneError(.invalidArgument, message) }
+        guard options.timeMilliseconds >= 0 else { throw invalid("--time-ms must not be negative") }
+        guard options.toleranceMilliseconds >= 0 else { throw invalid("--tolerance-ms must not be negative") }
+        guard options.maxWidth > 0, options.maxWidth <= 16384 else { throw invalid("--max-width must be 1…16384") }
+        guard options.maxHeight > 0, options.maxHeight <= 16384 else { throw invalid("--max-height must be 1…16384") }
+        guard options.quality.isFinite, (0...1).contains(options.quality) else {
+            throw invalid("--quality must be between 0 and 1")
+        }
+        guard options.cacheCapMegabytes > 0 else { throw invalid("--cache-cap-mb must be positive") }
+        guard options.timeoutMilliseconds > 0 else { throw invalid("--timeout-ms must be positive") }
+        let name = options.cacheName ?? "thumb-\(UUID().uuidString.lowercased())"
+        guard !name.isEmpty, !name.contains("/"), !name.contains(".."), !name.contains("\0"), !name.hasPrefix(".")
+        else { throw invalid("--cache-name must be a plain file name (no '/', no '..', not hidden): \(name)") }
+
+        format = try ImageFormat.parse(options.format)
+        headers = try options.headers.map(HTTPHeader.parse)
+        source = try MediaSource.parse(options.source)
+        time = .milliseconds(options.timeMilliseconds)
+        tolerance = .milliseconds(options.toleranceMilliseconds)
+        maxWidth = options.maxWidth
+        maxHeight = options.maxHeight
+        quality = options.quality
+        cacheDirectory = URL(fileURLWithPath: options.cacheDirectory ?? ThumbnailRequest.defaultCacheDirectory(environment))
+        fileName = "\(name).\(format.fileExtension)"
+        cacheCapBytes = options.cacheCapMegabytes * 1024 * 1024
+        timeoutMilliseconds = options.timeoutMilliseconds
+    }
+
+    /// `$XDG_CACHE_HOME/ftgst/thumbnails`, else `$HOME/.cache/ftgst/thumbnails`.
+    static func defaultCacheDirectory(_ environment: [String: String]) -> String {
+        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/ftgst/thumbnails" }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.cache/ftgst/thumbnails"
+    }
+}
+
+/// Thumbnails of videos and photos, local or remote.
+public enum Thumbnails {
+    /// Makes (or returns from the cache) one thumbnail. Throws `FilmtoneError`. Cancelling the task stops the
+    /// pipeline within ~50 ms and throws `CANCELLED`; nothing is left in the cache folder on any failure.
+    public static func make(_ options: ThumbnailOptions) async throws -> ThumbnailResult {
+        let request = try ThumbnailRequest(options)
+        let cancelled = CancellationFlag()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                // The job blocks on bus waits with deadlines: keep it off the cooperative thread pool.
+                Thread.detachNewThread {
+                    continuation.resume(with: Result { try run(request, isCancelled: cancelled.isSet) })
+                }
+            }
+        } onCancel: {
+            cancelled.set()
+        }
+    }
+
+    /// The synchronous job.
+    static func run(_ request: ThumbnailRequest, isCancelled: @escaping () -> Bool) throws -> ThumbnailResult {
+        if let hit = cached(request) { return hit }
+        try request.source.checkExists()
+        try CacheDirectory.prepare(request.cacheDirectory)
+
+        let frame = try FrameGrabber(
+            request: FrameRequest(
+                source: request.source, headers: request.headers, time: request.time, tolerance: request.tolerance,
+                maxWidth: request.maxWidth, maxHeight: request.maxHeight,
+                timeoutMilliseconds: request.timeoutMilliseconds),
+            isCancelled: isCancelled
+        ).grab()
+        if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
+
+        let encoded = try ImageEncoder.encode(frame.image, format: request.format, quality: request.quality)
+        let bytes = ImageStamp.insert(timeMilliseconds: frame.time.milliseconds, into: encoded, format: request.format)
+        try CacheDirectory.writeAtomically(bytes, to: request.output)
+        CacheDirectory.evict(in: request.cacheDirectory, capBytes: request.cacheCapBytes, keep: request.fileName)
+        return result(request, width: frame.image.width, height: frame.image.height,
+                      time: frame.time.milliseconds, cached: false)
+    }
+
+    /// An existing, complete, stamped file of the requested name and format: returned at once, its mtime touched.
+    private static func cached(_ request: ThumbnailRequest) -> ThumbnailResult? {
+        guard let data = FileManager.default.contents(atPath: request.output.path),
+              let stamp = ImageStamp.read([UInt8](data)), stamp.format == request.format
+        else { return nil }
+        CacheDirectory.touch(request.output)
+        return result(request, width: stamp.width, height: stamp.height, time: stamp.timeMilliseconds, cached: true)
+    }
+
+    private static func result(_ request: ThumbnailRequest, width: Int, height: Int, time: Int64, cached: Bool)
+        -> ThumbnailResult
+    {
+        ThumbnailResult(uri: request.output.absoluteString, path: request.output.path, width: width, height: height,
+                        timeMilliseconds: time, format: request.format, cached: cached)
+    }
+}

@@ -1,0 +1,38 @@
+import FilmtoneGst
+import Foundation
+
+// ftgst: parse, validate, run; one catch maps every error to `[CODE] message` on stderr and its exit status.
+
+let topLevelHelp = """
+    ftgst \(FilmtoneVersion.string): thumbnails, looks and exports on GStreamer
+    usage: ftgst COMMAND [options]
+      thumb URI [options]   extract a thumbnail from a video or photo (ftgst thumb --help)
+      --version             print versions
+    Errors are one line on stderr, `[CODE] message`, with an exit status per code (docs/CLI.md).
+    """
+
+func runCommand(_ words: [String]) async throws {
+    guard let command = words.first else { throw usage("no command given\n" + topLevelHelp) }
+    let rest = Array(words.dropFirst())
+    switch command {
+    case "thumb": try await ThumbCommand.run(rest)
+    case "--version", "version":
+        print("ftgst \(FilmtoneVersion.string) (\(FilmtoneRuntime.gstreamerVersion))")
+    case "--help", "-h", "help": print(topLevelHelp)
+    default: throw usage("unknown command '\(command)'\n" + topLevelHelp)
+    }
+}
+
+var status: Int32 = 0
+do {
+    try await runCommand(Array(CommandLine.arguments.dropFirst()))
+} catch let error as FilmtoneError {
+    FileHandle.standardError.write(Data((error.description + "\n").utf8))
+    status = error.code.exitStatus
+} catch {
+    FileHandle.standardError.write(Data("[INTERNAL] \(error)\n".utf8))
+    status = FilmtoneError.Code.internalError.exitStatus
+}
+// Every job has finished: release GStreamer so its leak tracer, when enabled, reports on a clean state.
+FilmtoneRuntime.shutdown()
+exit(status)

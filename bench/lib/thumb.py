@@ -1,0 +1,289 @@
+"""Measurement half of bench/thumb.sh: `ftgst thumb` against ffmpeg on one exact-seek thumbnail.
+
+Called by bench/thumb.sh once the clip exists; not meant to be run on its own
+(but it can be: see --help).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+SEEK_MS = 5500
+BOX = 320
+WALL_TARGET = 0.7   # ftgst/ffmpeg median wall time must be <= this
+RSS_TARGET = 1.0    # ftgst/ffmpeg median peak RSS must be <= this
+# PSNR between the two warm-up thumbnails. Different scalers and JPEG encoders keep even the
+# same frame near 20-30 dB, and neighbouring frames score about the same, so this only
+# catches a grossly wrong picture (e.g. the keyframe at 0 s scores about 6 dB).
+PSNR_WARN_DB = 12.0
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def fail(msg, tmp=None):
+    log("bench/thumb: ERROR: " + msg)
+    if tmp:
+        log(f"bench/thumb: scratch directory kept for inspection: {tmp}")
+    sys.exit(1)
+
+
+def ftgst_cmd(ftgst, clip, tmp, name):
+    return [ftgst, "thumb", clip,
+            "--time-ms", str(SEEK_MS), "--tolerance-ms", "0",
+            "--max-width", str(BOX), "--max-height", str(BOX),
+            "--format", "jpeg", "--cache-dir", tmp, "--cache-name", name]
+
+
+def ffmpeg_cmd(clip, tmp, name):
+    return ["ffmpeg", "-v", "error", "-y", "-ss", f"{SEEK_MS / 1000:g}", "-i", clip,
+            "-frames:v", "1", "-vf", f"scale={BOX}:-2", "-q:v", "3",
+            os.path.join(tmp, f"{name}.jpg")]
+
+
+def probe_clip(clip):
+    """Frame count, size and keyframe times of the clip's video stream (via ffprobe)."""
+    try:
+        out = subprocess.run(
+            ["ffprobe", "-v", "error", "-select_streams", "v:0",
+             "-show_entries", "stream=width,height,codec_name,nb_frames,duration:packet=pts_time,flags",
+             "-of", "json", clip],
+            capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        fail(f"ffprobe could not read {clip}: {e}")
+    info = json.loads(out)
+    st = info["streams"][0]
+    keys = sorted(float(p["pts_time"]) for p in info.get("packets", [])
+                  if "K" in p.get("flags", "") and p.get("pts_time") not in (None, "N/A"))
+    return {
+        "path": clip,
+        "codec": st.get("codec_name"),
+        "width": st.get("width"),
+        "height": st.get("height"),
+        "frames": int(st["nb_frames"]) if str(st.get("nb_frames", "")).isdigit() else len(info.get("packets", [])),
+        "duration_s": float(st["duration"]) if st.get("duration") not in (None, "N/A") else None,
+        "keyframes_s": [round(k, 3) for k in keys],
+    }
+
+
+def check_ffmpeg(sample, cmd, out, tmp):
+    if sample.returncode != 0:
+        fail(f"ffmpeg exited with status {sample.returncode}\n  command: {benchlib.shell_join(cmd)}\n"
+             f"  stderr: {sample.stderr.strip()[-2000:]}", tmp)
+    if not os.path.isfile(out) or os.path.getsize(out) == 0:
+        fail(f"ffmpeg reported success but wrote no output at {out}\n  command: {benchlib.shell_join(cmd)}", tmp)
+    size = benchlib.jpeg_size(out)
+    if size is None:
+        fail(f"ffmpeg output {out} is not a JPEG", tmp)
+    return size
+
+
+def check_ftgst(sample, cmd, before, tmp):
+    where = f"\n  command: {benchlib.shell_join(cmd)}"
+    if sample.returncode != 0:
+        fail(f"ftgst exited with status {sample.returncode}{where}\n"
+             f"  stdout: {sample.stdout.strip()[-1000:]}\n  stderr: {sample.stderr.strip()[-2000:]}", tmp)
+    lines = [l for l in sample.stdout.splitlines() if l.strip()]
+    if len(lines) != 1:
+        fail(f"ftgst should print exactly one JSON line, printed {len(lines)}{where}\n"
+             f"  stdout: {sample.stdout.strip()[-1000:]}", tmp)
+    try:
+        obj = json.loads(lines[0])
+    except ValueError:
+        fail(f"ftgst printed a line that is not JSON: {lines[0][:500]}{where}", tmp)
+    if not isinstance(obj, dict):
+        fail(f"ftgst printed JSON that is not an object: {lines[0][:500]}{where}", tmp)
+    for key in ("cached", "cache_hit", "cacheHit"):
+        if obj.get(key) is True:
+            fail(f"ftgst answered from its cache ({key}: true), so nothing was decoded{where}", tmp)
+    new = sorted(benchlib.list_files(tmp) - before)
+    jpegs = []
+    for rel in new:
+        p = os.path.join(tmp, rel)
+        if os.path.getsize(p) > 0:
+            size = benchlib.jpeg_size(p)
+            if size is not None:
+                jpegs.append((rel, size))
+    if not jpegs:
+        fail(f"ftgst reported success but no new JPEG file appeared in the cache dir {tmp} "
+             f"(new files: {new or 'none'}){where}", tmp)
+    return jpegs[0][1], obj, os.path.join(tmp, jpegs[0][0])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--clip", required=True)
+    ap.add_argument("--ftgst", required=True)
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--pipeline-file", default=None, help="only reported")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--keep-tmp", action="store_true")
+    a = ap.parse_args()
+    if a.runs < 1:
+        fail("--runs must be at least 1")
+
+    clip = os.path.abspath(a.clip)
+    ftgst = a.ftgst
+    clipinfo = probe_clip(clip)
+    seek_s = SEEK_MS / 1000
+    if not clipinfo["keyframes_s"] or clipinfo["keyframes_s"][0] > 0.001:
+        fail(f"clip {clip} has no keyframe at 0 s (keyframes: {clipinfo['keyframes_s']})")
+    between = [k for k in clipinfo["keyframes_s"] if 0.001 < k <= seek_s]
+    if between:
+        fail(f"clip {clip} has keyframes at {between} s, before the {seek_s} s seek point, so the seek "
+             f"would not decode from 0 s; delete it and rerun to regenerate")
+
+    tmp = tempfile.mkdtemp(prefix="ftgst-bench-thumb-")
+    machine = benchlib.machine_info()
+    versions = {
+        "ffmpeg": benchlib.first_line(["ffmpeg", "-version"]),
+        "gstreamer": benchlib.all_lines(["gst-launch-1.0", "--version"]),
+        "ftgst_path": os.path.abspath(ftgst) if os.sep in ftgst else (shutil.which(ftgst) or ftgst),
+    }
+
+    samples = {"ftgst": [], "ffmpeg": []}
+    sizes = {}
+    outputs = {}
+
+    def one(side, name, record):
+        if side == "ftgst":
+            cmd = ftgst_cmd(ftgst, clip, tmp, name)
+            before = benchlib.list_files(tmp)
+            s = benchlib.timed_run(cmd)
+            size, _obj, path = check_ftgst(s, cmd, before, tmp)
+        else:
+            cmd = ffmpeg_cmd(clip, tmp, name)
+            s = benchlib.timed_run(cmd)
+            size = check_ffmpeg(s, cmd, cmd[-1], tmp)
+            path = cmd[-1]
+        if s.rss_kib is None:
+            fail(f"GNU time gave no figures for {side} (is {benchlib.GNU_TIME} GNU time?)", tmp)
+        sizes.setdefault(side, size)
+        outputs.setdefault(side, path)
+        if sizes[side] != size:
+            fail(f"{side} output size changed between runs: {sizes[side]} then {size}", tmp)
+        if record:
+            samples[side].append(s)
+        return s
+
+    log(f"bench/thumb: clip {clip} ({clipinfo['width']}x{clipinfo['height']}, {clipinfo['frames']} frames, "
+        f"keyframes at {clipinfo['keyframes_s']} s); {a.runs} runs each after 1 warm-up; scratch {tmp}")
+    one("ftgst", "warmup", False)
+    one("ffmpeg", "ff-warmup", False)
+    if sizes["ftgst"] != sizes["ffmpeg"]:
+        fail(f"the two sides produce different picture sizes (ftgst {sizes['ftgst'][0]}x{sizes['ftgst'][1]}, "
+             f"ffmpeg {sizes['ffmpeg'][0]}x{sizes['ffmpeg'][1]}), so they are not doing the same work", tmp)
+    psnr = benchlib.psnr_db(outputs["ftgst"], outputs["ffmpeg"])
+    psnr_note = None
+    if psnr is None:
+        psnr_note = "could not compare the two thumbnails"
+    elif psnr < PSNR_WARN_DB:
+        psnr_note = (f"the thumbnails differ a lot (PSNR {psnr:.1f} dB < {PSNR_WARN_DB:g}): "
+                     f"ftgst may not be showing the frame at {seek_s:g} s")
+    if psnr_note:
+        log("bench/thumb: WARNING: " + psnr_note)
+    for i in range(1, a.runs + 1):
+        f = one("ftgst", f"run-{i}", True)
+        g = one("ffmpeg", f"ff-{i}", True)
+        log(f"  run {i}/{a.runs}: ftgst {f.wall_s * 1000:7.1f} ms {f.rss_kib / 1024:6.1f} MiB   "
+            f"ffmpeg {g.wall_s * 1000:7.1f} ms {g.rss_kib / 1024:6.1f} MiB")
+
+    results = {}
+    for side, ss in samples.items():
+        results[side] = {
+            "wall_ms": benchlib.summary([round(s.wall_s * 1000, 2) for s in ss]),
+            "peak_rss_mib": benchlib.summary([round(s.rss_kib / 1024, 2) for s in ss]),
+            "cpu_ms": benchlib.summary([round((s.user_s + s.sys_s) * 1000, 1) for s in ss]),
+            "output_size": list(sizes[side]),
+        }
+    wall_ratio = results["ftgst"]["wall_ms"]["median"] / results["ffmpeg"]["wall_ms"]["median"]
+    rss_ratio = results["ftgst"]["peak_rss_mib"]["median"] / results["ffmpeg"]["peak_rss_mib"]["median"]
+    verdict = lambda r, t: "PASS" if r <= t else "MISS"  # noqa: E731
+
+    templates = {
+        "ftgst": benchlib.shell_join(ftgst_cmd(ftgst, clip, "@TMP@", "run-@I@")),
+        "ffmpeg": benchlib.shell_join(ffmpeg_cmd(clip, "@TMP@", "ff-@I@")),
+    }
+    report = {
+        "benchmark": "thumb",
+        "description": f"one {BOX}x{BOX}-box JPEG thumbnail at {seek_s:g} s, exact seek, from a 1080p H.264 clip",
+        "runs": a.runs,
+        "warmup_runs": 1,
+        "order": "alternating, ftgst first in each pair",
+        "clip": clipinfo,
+        "pipeline_file": a.pipeline_file,
+        "commands": templates,
+        "timing": f"wall: python perf_counter around `{benchlib.GNU_TIME} -f ...`; peak RSS: GNU time %M",
+        "machine": machine,
+        "versions": versions,
+        "results": results,
+        "thumbnail_psnr_db": (None if psnr is None else ("inf" if psnr == float("inf") else round(psnr, 2))),
+        "warnings": [psnr_note] if psnr_note else [],
+        "ratios": {"wall": round(wall_ratio, 3), "peak_rss": round(rss_ratio, 3)},
+        "targets": {
+            "wall": {"max_ratio": WALL_TARGET, "verdict": verdict(wall_ratio, WALL_TARGET)},
+            "peak_rss": {"max_ratio": RSS_TARGET, "verdict": verdict(rss_ratio, RSS_TARGET)},
+        },
+    }
+
+    if a.keep_tmp:
+        log(f"bench/thumb: scratch directory kept: {tmp}")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    if a.json:
+        print(json.dumps(report, indent=None, sort_keys=False))
+        return
+
+    def row(side):
+        r = results[side]
+        w = r["wall_ms"]
+        return (f"  {side:<7} {w['median']:9.1f} {w['min']:9.1f} {w['max']:9.1f}   "
+                f"{r['peak_rss_mib']['median']:9.1f}   {r['cpu_ms']['median']:9.1f}")
+
+    out = []
+    out.append(f"thumb benchmark: {report['description']}")
+    out.append(f"  clip     {clip}")
+    out.append(f"           {clipinfo['codec']} {clipinfo['width']}x{clipinfo['height']}, {clipinfo['frames']} frames, "
+               f"{clipinfo['duration_s']} s, keyframes at {clipinfo['keyframes_s']} s"
+               + (f"; from {a.pipeline_file}" if a.pipeline_file else ""))
+    out.append(f"  output   {sizes['ftgst'][0]}x{sizes['ftgst'][1]} JPEG on both sides; PSNR ftgst vs ffmpeg "
+               + ("n/a" if psnr is None else f"{psnr:.1f} dB")
+               + (f"  WARNING: {psnr_note}" if psnr_note else "  (sanity check, see README)"))
+    out.append(f"  runs     {a.runs} per side, alternating ftgst/ffmpeg, after 1 warm-up each")
+    out.append("commands ($i = run number, $TMP = fresh scratch dir, so every ftgst run is a cache miss):")
+    out.append(f"  ftgst   {templates['ftgst']}")
+    out.append(f"  ffmpeg  {templates['ffmpeg']}")
+    out.append(f"  each under: {benchlib.GNU_TIME} -f '%M %U %S %x' (peak RSS, CPU); wall = perf_counter around it")
+    out.append("machine:")
+    out.append(f"  nproc {machine['nproc']}, CPU {machine['cpu_model']}, kernel {machine['kernel']}, "
+               f"load at start {machine['loadavg_at_start']}")
+    out.append("versions:")
+    out.append(f"  {versions['ffmpeg']}")
+    out.append(f"  {versions['gstreamer']}")
+    out.append(f"  ftgst binary: {versions['ftgst_path']}")
+    out.append("")
+    out.append(f"  {'':<7} {'wall ms':>9} {'min':>9} {'max':>9}   {'RSS MiB':>9}   {'CPU ms':>9}")
+    out.append(f"  {'':<7} {'(median)':>9} {'':>9} {'':>9}   {'(median)':>9}   {'(median)':>9}")
+    out.append(row("ftgst"))
+    out.append(row("ffmpeg"))
+    out.append("")
+    out.append(f"  ftgst/ffmpeg  wall {wall_ratio:5.2f}  (target <= {WALL_TARGET:.2f})  "
+               f"{report['targets']['wall']['verdict']}")
+    out.append(f"  ftgst/ffmpeg  RSS  {rss_ratio:5.2f}  (target <= {RSS_TARGET:.2f})  "
+               f"{report['targets']['peak_rss']['verdict']}")
+    if psnr_note:
+        out.append(f"  WARNING: {psnr_note}; the figures above may not compare like with like")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
