@@ -12,14 +12,14 @@ let topLevelHelp = """
     """
 
 func runCommand(_ words: [String]) async throws {
-    guard let command = words.first else { throw usage("no command given\n" + topLevelHelp) }
+    guard let command = words.first else { throw usage("no command given (see ftgst --help)") }
     let rest = Array(words.dropFirst())
     switch command {
     case "thumb": try await ThumbCommand.run(rest)
     case "--version", "version":
         print("ftgst \(FilmtoneVersion.string) (\(FilmtoneRuntime.gstreamerVersion))")
     case "--help", "-h", "help": print(topLevelHelp)
-    default: throw usage("unknown command '\(command)'\n" + topLevelHelp)
+    default: throw usage("unknown command '\(command)' (see ftgst --help)")
     }
 }
 

@@ -80,7 +80,9 @@ struct FrameGrabber {
                 throw sourceFailure("seek to \(request.time.milliseconds) ms was refused")
             }
             sample = try waitAndPull(pipeline, sink, deadline, what: "frame at \(request.time.milliseconds) ms")
-            guard let time = sample.streamTime else { throw FilmtoneError(.decodeFailed, "frame has no timestamp") }
+            guard let stamped = sample.streamTime else { throw FilmtoneError(.decodeFailed, "frame has no timestamp") }
+            let time = FrameRecipe.unclippedStart(
+                time: stamped, duration: sample.duration, frameRate: sample.caps?.video?.frameRate ?? Fraction(0, 1))
             if flags.contains(.accurate) || FrameRecipe.accepts(
                 frame: time, duration: sample.duration, target: request.time, tolerance: request.tolerance)
             {

@@ -41,6 +41,20 @@ enum FrameRecipe {
         return distance <= tolerance.nanoseconds
     }
 
+    /// The start of the frame a decoder handed over after an accurate seek. GstVideoDecoder clips the frame that
+    /// straddles the segment start: its PTS becomes the segment start and its duration shrinks, so the frame on
+    /// screen at 1010 ms (shown from 1000 ms) arrives stamped 1010 ms. Its end is not clipped, so with a
+    /// constant frame rate the true start is `end - 1/fps`. Without a frame rate (variable rate) the stamped
+    /// time is the best known.
+    static func unclippedStart(time: ClockTime, duration: ClockTime?, frameRate: Fraction) -> ClockTime {
+        guard let duration, frameRate.numerator > 0, frameRate.denominator > 0 else { return time }
+        let nominal = UInt64(1_000_000_000) * UInt64(frameRate.denominator) / UInt64(frameRate.numerator)
+        // Only a visibly shortened frame was clipped; allow a little rounding in muxed durations.
+        guard duration.nanoseconds + nominal / 20 < nominal else { return time }
+        let end = time.nanoseconds + duration.nanoseconds
+        return ClockTime(nanoseconds: end >= nominal ? end - nominal : 0)
+    }
+
     /// The seeks to try, in order, after the prerolled frame did not answer the request: the keyframe before
     /// the target first when a tolerance allows it (cheap: no decoding forward), then an accurate seek (decodes
     /// from the keyframe up to the exact frame).

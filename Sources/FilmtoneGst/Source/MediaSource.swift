@@ -11,7 +11,8 @@ public enum MediaSource: Equatable, Sendable {
         throws -> MediaSource
     {
         guard !text.isEmpty else { throw FilmtoneError(.invalidURL, "empty source") }
-        guard !text.contains(where: { $0 == "\0" || $0 == "\n" || $0 == "\r" }) else {
+        // Scalars, not Characters: "\r\n" is one Character that equals neither "\r" nor "\n".
+        guard !text.unicodeScalars.contains(where: { $0 == "\0" || $0 == "\n" || $0 == "\r" }) else {
             throw FilmtoneError(.invalidURL, "source contains a control character")
         }
         guard let scheme = schemePrefix(of: text) else {
@@ -87,7 +88,8 @@ public struct HTTPHeader: Equatable, Sendable {
     /// Parses `Name: value`. Throws `INVALID_ARGUMENT` for a missing colon, a name that is not an HTTP token,
     /// or a CR/LF anywhere (header injection).
     public static func parse(_ line: String) throws -> HTTPHeader {
-        guard !line.contains(where: { $0 == "\r" || $0 == "\n" }) else {
+        // Scalars, not Characters: "\r\n" is one Character that equals neither "\r" nor "\n".
+        guard !line.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
             throw FilmtoneError(.invalidArgument, "header contains CR or LF: \(line.debugDescription)")
         }
         guard let colon = line.firstIndex(of: ":") else {

@@ -1,0 +1,84 @@
+import CGst
+import XCTest
+@testable import FilmtoneGst
+
+final class ErrorClassifierTests: XCTestCase {
+    private func cause(_ domain: String, _ code: Int, factory: String? = nil) -> FilmtoneError.GStreamerCause {
+        FilmtoneError.GStreamerCause(domain: domain, code: code, message: "m", factory: factory)
+    }
+
+    func testHTTPSourceErrorsAreRemoteWhateverTheirCode() {
+        for code in [GstErrorCode.resourceNotFound, GstErrorCode.resourceNotAuthorized, GstErrorCode.resourceOpenRead] {
+            XCTAssertEqual(ErrorClassifier.code(for: cause("resource", code, factory: "souphttpsrc"), remote: true),
+                           .remoteFetchFailed)
+        }
+        // Network failures arrive as a generic STREAM/FAILED from the HTTP source.
+        XCTAssertEqual(ErrorClassifier.code(for: cause("stream", GstErrorCode.streamFailed, factory: "souphttpsrc"),
+                                            remote: true), .remoteFetchFailed)
+    }
+
+    func testMissingPluginIsUnsupportedFormat() {
+        XCTAssertEqual(ErrorClassifier.code(for: cause("core", GstErrorCode.coreMissingPlugin), remote: false),
+                       .unsupportedFormat)
+        XCTAssertEqual(ErrorClassifier.code(for: cause("stream", GstErrorCode.streamCodecNotFound), remote: true),
+                       .unsupportedFormat)
+    }
+
+    func testResourceErrorsDependOnWhereTheSourceIs() {
+        XCTAssertEqual(ErrorClassifier.code(for: cause("resource", GstErrorCode.resourceNotFound, factory: "filesrc"),
+                                            remote: false), .fileNotFound)
+        XCTAssertEqual(ErrorClassifier.code(for: cause("resource", GstErrorCode.resourceSeek, factory: "qtdemux"),
+                                            remote: true), .remoteFetchFailed)
+        XCTAssertEqual(ErrorClassifier.code(for: cause("resource", GstErrorCode.resourceRead, factory: "filesrc"),
+                                            remote: false), .decodeFailed)
+        XCTAssertEqual(ErrorClassifier.code(for: cause("resource", GstErrorCode.resourceNoSpaceLeft), remote: false),
+                       .writeFailed)
+    }
+
+    func testStreamErrorsAreDecodeFailures() {
+        for code in [GstErrorCode.streamDecode, GstErrorCode.streamDemux, GstErrorCode.streamTypeNotFound,
+                     GstErrorCode.streamFormat, GstErrorCode.streamWrongType] {
+            XCTAssertEqual(ErrorClassifier.code(for: cause("stream", code, factory: "qtdemux"), remote: false),
+                           .decodeFailed)
+            XCTAssertEqual(ErrorClassifier.code(for: cause("stream", code, factory: "qtdemux"), remote: true),
+                           .decodeFailed, "corrupt media served over HTTP is still corrupt media")
+        }
+    }
+
+    func testMessageKeepsHTTPStatusAndElement() {
+        var c = cause("resource", GstErrorCode.resourceNotFound, factory: "souphttpsrc")
+        c.httpStatus = 404
+        c.element = "source"
+        let error = ErrorClassifier.classify(c, remote: true)
+        XCTAssertEqual(error.description, "[REMOTE_FETCH_FAILED] m (HTTP 404) [source]")
+        XCTAssertEqual(error.cause?.httpStatus, 404)
+    }
+
+    /// The classifier compares against GStreamer's C enums; pin them to the documented numbers so a mapping
+    /// mistake (or an import surprise) shows up here rather than as a wrong exit status.
+    func testGStreamerErrorCodesArePinned() {
+        XCTAssertEqual(GstErrorCode.coreMissingPlugin, 12)
+        XCTAssertEqual(GstErrorCode.resourceNotFound, 3)
+        XCTAssertEqual(GstErrorCode.resourceOpenRead, 5)
+        XCTAssertEqual(GstErrorCode.resourceRead, 9)
+        XCTAssertEqual(GstErrorCode.resourceWrite, 10)
+        XCTAssertEqual(GstErrorCode.resourceSeek, 11)
+        XCTAssertEqual(GstErrorCode.resourceNoSpaceLeft, 14)
+        XCTAssertEqual(GstErrorCode.resourceNotAuthorized, 15)
+        XCTAssertEqual(GstErrorCode.streamFailed, 1)
+        XCTAssertEqual(GstErrorCode.streamTypeNotFound, 4)
+        XCTAssertEqual(GstErrorCode.streamWrongType, 5)
+        XCTAssertEqual(GstErrorCode.streamCodecNotFound, 6)
+        XCTAssertEqual(GstErrorCode.streamDecode, 7)
+        XCTAssertEqual(GstErrorCode.streamDemux, 9)
+        XCTAssertEqual(GstErrorCode.streamFormat, 11)
+        XCTAssertEqual(ftgst_clock_time_none(), GstClockTime(UInt64.max))
+    }
+
+    func testExitStatusesAreDistinctAndUsageIs64() {
+        let statuses = FilmtoneError.Code.allCases.map(\.exitStatus)
+        XCTAssertEqual(Set(statuses).count, statuses.count)
+        XCTAssertEqual(FilmtoneError.Code.invalidArgument.exitStatus, 64)
+        XCTAssertEqual(FilmtoneError.Code.cancelled.exitStatus, 130)
+    }
+}

@@ -1,0 +1,91 @@
+import XCTest
+@testable import FilmtoneGst
+
+final class ImageTests: XCTestCase {
+    /// A gradient with a distinct colour per quadrant, so orientation and channel order both show.
+    private func sample(width: Int = 64, height: Int = 48) -> RGBImage {
+        var pixels = [UInt8]()
+        for y in 0..<height {
+            for x in 0..<width {
+                pixels += [UInt8(x * 255 / (width - 1)), UInt8(y * 255 / (height - 1)), x < width / 2 ? 40 : 200]
+            }
+        }
+        return RGBImage(width: width, height: height, pixels: pixels)
+    }
+
+    private func decode(_ bytes: [UInt8], ext: String) throws -> DecodedImage {
+        let url = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("image.\(ext)")
+        try Data(bytes).write(to: url)
+        return try DecodedImage.read(url.path)
+    }
+
+    func testPNGIsLossless() throws {
+        let image = sample()
+        let bytes = try ImageEncoder.encode(image, format: .png, quality: 0.1)
+        XCTAssertEqual(Array(bytes.prefix(4)), [0x89, 0x50, 0x4E, 0x47])
+        let decoded = try decode(bytes, ext: "png")
+        XCTAssertEqual(decoded.width, 64)
+        XCTAssertEqual(decoded.height, 48)
+        XCTAssertEqual(decoded.rgb, image.pixels)
+    }
+
+    func testJPEGIsCloseAndQualityMatters() throws {
+        let image = sample()
+        let high = try ImageEncoder.encode(image, format: .jpeg, quality: 1.0)
+        let low = try ImageEncoder.encode(image, format: .jpeg, quality: 0.05)
+        XCTAssertEqual(Array(high.prefix(2)), [0xFF, 0xD8])
+        XCTAssertGreaterThan(high.count, low.count)
+        let decoded = try decode(high, ext: "jpg")
+        XCTAssertEqual(decoded.width, 64)
+        XCTAssertEqual(decoded.height, 48)
+        let reference = DecodedImage(width: 64, height: 48, rgb: image.pixels)
+        XCTAssertLessThan(decoded.meanDifference(reference), 3)
+        XCTAssertLessThan(try decode(high, ext: "jpg").meanDifference(reference),
+                          try decode(low, ext: "jpg").meanDifference(reference))
+    }
+
+    func testQualityMapsToLibjpegScale() {
+        XCTAssertEqual(ImageEncoder.jpegQuality(0.9), 90)
+        XCTAssertEqual(ImageEncoder.jpegQuality(0), 1)
+        XCTAssertEqual(ImageEncoder.jpegQuality(1), 100)
+        XCTAssertEqual(ImageEncoder.jpegQuality(0.555), 56)
+    }
+
+    func testOddSizesEncode() throws {
+        let image = sample(width: 33, height: 17)
+        XCTAssertEqual(try decode(try ImageEncoder.encode(image, format: .jpeg, quality: 0.9), ext: "jpg").width, 33)
+        XCTAssertEqual(try decode(try ImageEncoder.encode(image, format: .png, quality: 0.9), ext: "png").rgb,
+                       image.pixels)
+    }
+
+    func testStampRoundTripsInBothFormats() throws {
+        for format in ImageFormat.allCases {
+            let encoded = try ImageEncoder.encode(sample(), format: format, quality: 0.8)
+            XCTAssertNil(ImageStamp.read(encoded), "an unstamped file is not a cache entry")
+            let stamped = ImageStamp.insert(timeMilliseconds: 1234, into: encoded, format: format)
+            XCTAssertEqual(ImageStamp.read(stamped),
+                           ImageStamp(format: format, width: 64, height: 48, timeMilliseconds: 1234))
+            // Still a valid image for an independent decoder.
+            XCTAssertEqual(try decode(stamped, ext: format.fileExtension).width, 64)
+            // Truncated: not trusted.
+            XCTAssertNil(ImageStamp.read(Array(stamped.prefix(stamped.count - 10))))
+        }
+    }
+
+    func testCRC32MatchesPNGsIENDChunk() {
+        XCTAssertEqual(CRC32.checksum(Array("IEND".utf8)), 0xAE42_6082)
+    }
+
+    func testFormatParsing() throws {
+        XCTAssertEqual(try ImageFormat.parse("JPG"), .jpeg)
+        XCTAssertEqual(try ImageFormat.parse("png"), .png)
+        XCTAssertThrowsError(try ImageFormat.parse("gif")) {
+            XCTAssertEqual(($0 as? FilmtoneError)?.code, .unsupportedFormat)
+        }
+    }
+
+    func testJSONKeepsOrderAndEscapes() {
+        let value = JSONValue.object([("b", .int(1)), ("a", .string("x\"\n\u{1}")), ("c", .array([.bool(true), .null]))])
+        XCTAssertEqual(value.serialized, #"{"b":1,"a":"x\"\n\u0001","c":[true,null]}"#)
+    }
+}

@@ -1,0 +1,48 @@
+import XCTest
+@testable import FilmtoneGst
+
+final class MediaSourceTests: XCTestCase {
+    func testPathsAndFileURIs() throws {
+        XCTAssertEqual(try MediaSource.parse("/tmp/a b.mp4"), .local(path: "/tmp/a b.mp4"))
+        XCTAssertEqual(try MediaSource.parse("clips/x.mp4", relativeTo: "/work"), .local(path: "/work/clips/x.mp4"))
+        XCTAssertEqual(try MediaSource.parse("file:///tmp/a%20b.mp4"), .local(path: "/tmp/a b.mp4"))
+        XCTAssertEqual(try MediaSource.parse("file://localhost/tmp/x.mp4"), .local(path: "/tmp/x.mp4"))
+        XCTAssertEqual(MediaSource.local(path: "/tmp/a b.mp4").uri, "file:///tmp/a%20b.mp4")
+    }
+
+    func testHTTPURLs() throws {
+        let source = try MediaSource.parse("https://example.com/v.mp4?x=1")
+        XCTAssertTrue(source.isRemote)
+        XCTAssertEqual(source.uri, "https://example.com/v.mp4?x=1")
+        XCTAssertTrue(try MediaSource.parse("HTTP://127.0.0.1:8080/a.mp4").isRemote)
+    }
+
+    func testInvalidURLs() {
+        for text in ["", "http://", "https:///nohost", "ftp://example.com/a.mp4", "rtsp://cam/1", "file://host/x",
+                     "data:video/mp4;base64,AA", "/tmp/a\nb.mp4", "http://exa mple.com/x"] {
+            XCTAssertThrowsError(try MediaSource.parse(text), text) { error in
+                XCTAssertEqual((error as? FilmtoneError)?.code, .invalidURL, text)
+            }
+        }
+    }
+
+    func testMissingFilesAndFolders() throws {
+        XCTAssertThrowsError(try MediaSource.local(path: "/nonexistent/x.mp4").checkExists()) {
+            XCTAssertEqual(($0 as? FilmtoneError)?.code, .fileNotFound)
+        }
+        XCTAssertThrowsError(try MediaSource.local(path: NSTemporaryDirectory()).checkExists()) {
+            XCTAssertEqual(($0 as? FilmtoneError)?.code, .fileNotFound)
+        }
+    }
+
+    func testHeaders() throws {
+        XCTAssertEqual(try HTTPHeader.parse("X-Token:  secret "), HTTPHeader(name: "X-Token", value: "secret"))
+        XCTAssertEqual(try HTTPHeader.parse("Authorization: Bearer a:b"),
+                       HTTPHeader(name: "Authorization", value: "Bearer a:b"))
+        for bad in ["NoColon", ": empty name", "Bad Name: x", "X-A: b\r\nX-Evil: 1", "X-A: b\nc", "X\rA: b"] {
+            XCTAssertThrowsError(try HTTPHeader.parse(bad), bad) {
+                XCTAssertEqual(($0 as? FilmtoneError)?.code, .invalidArgument, bad)
+            }
+        }
+    }
+}

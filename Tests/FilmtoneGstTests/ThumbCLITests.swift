@@ -1,0 +1,316 @@
+import XCTest
+
+/// `ftgst thumb` end to end through the built binary, on local fixtures: JSON on stdout, `[CODE]` on stderr,
+/// exit statuses, files in the cache folder.
+final class ThumbCLITests: XCTestCase {
+    private var cache: URL!
+
+    override func setUpWithError() throws {
+        cache = try TestEnvironment.temporaryDirectory(self)
+    }
+
+    private func thumb(_ source: String, _ options: [String] = [], name: String? = nil) throws -> ProcessResult {
+        var arguments = ["thumb", source, "--cache-dir", cache.path] + options
+        if let name { arguments += ["--cache-name", name] }
+        return try Run.ftgst(arguments)
+    }
+
+    private func success(_ result: ProcessResult, file: StaticString = #filePath, line: UInt = #line) throws
+        -> [String: Any]
+    {
+        XCTAssertEqual(result.status, 0, "stderr: \(result.stderr)", file: file, line: line)
+        XCTAssertEqual(result.stderr, "", file: file, line: line)
+        XCTAssertEqual(result.stdout.filter { $0 == "\n" }.count, 1, "one line of JSON", file: file, line: line)
+        return try result.json(file: file, line: line)
+    }
+
+    private func cacheFiles() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: cache.path).sorted()
+    }
+
+    // MARK: - Success
+
+    func testVideoThumbnailJSONDescribesTheWrittenFile() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let json = try success(try thumb(clip, ["--time-ms", "1000"], name: "first"))
+        let path = cache.appendingPathComponent("first.jpg").path
+        XCTAssertEqual(json["path"] as? String, path)
+        XCTAssertEqual(json["uri"] as? String, URL(fileURLWithPath: path).absoluteString)
+        XCTAssertEqual(json["format"] as? String, "jpeg")
+        XCTAssertEqual(json["cached"] as? Bool, false)
+        // 320×240 fits the default 512 box: not upscaled.
+        XCTAssertEqual(json["width"] as? Int, 320)
+        XCTAssertEqual(json["height"] as? Int, 240)
+        let image = try DecodedImage.read(path)
+        XCTAssertEqual(image.width, 320)
+        XCTAssertEqual(image.height, 240)
+        XCTAssertEqual(try cacheFiles(), ["first.jpg"])
+        // Default name: thumb-<uuid>.jpg
+        let other = try success(try thumb(clip))
+        let name = URL(fileURLWithPath: other["path"] as! String).lastPathComponent
+        XCTAssertTrue(name.hasPrefix("thumb-") && name.hasSuffix(".jpg") && name.count == 6 + 36 + 4, name)
+    }
+
+    func testExactFrameMatchesFFmpegsFrameAndNotItsNeighbours() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        // clip.mp4: 30 fps, keyframes every second, scrolling picture. 1400 ms = frame 42 (mid-GOP).
+        let json = try success(try thumb(clip, ["--time-ms", "1400", "--tolerance-ms", "0", "--format", "png"]))
+        XCTAssertEqual(json["timeMs"] as? Int, 1400)
+        let ours = try DecodedImage.read(json["path"] as! String)
+        let exact = try DecodedImage.frame(of: clip, index: 42, width: 320, height: 240)
+        let before = try DecodedImage.frame(of: clip, index: 41, width: 320, height: 240)
+        let after = try DecodedImage.frame(of: clip, index: 43, width: 320, height: 240)
+        let distance = ours.meanDifference(exact)
+        XCTAssertLessThan(distance, 4, "same frame, two decoders and converters")
+        XCTAssertLessThan(distance * 2, ours.meanDifference(before))
+        XCTAssertLessThan(distance * 2, ours.meanDifference(after))
+    }
+
+    func testTimeBetweenFramesReturnsTheFrameOnScreen() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        // 1010 ms lies inside frame 30 (1000…1033 ms).
+        let json = try success(try thumb(clip, ["--time-ms", "1010", "--tolerance-ms", "0", "--format", "png"]))
+        XCTAssertEqual(json["timeMs"] as? Int, 1000)
+        let ours = try DecodedImage.read(json["path"] as! String)
+        let onScreen = try DecodedImage.frame(of: clip, index: 30, width: 320, height: 240)
+        let next = try DecodedImage.frame(of: clip, index: 31, width: 320, height: 240)
+        XCTAssertLessThan(ours.meanDifference(onScreen) * 2, ours.meanDifference(next))
+    }
+
+    func testToleranceAllowsTheKeyframeAndZeroToleranceDecodesForward() throws {
+        let clip = try TestEnvironment.fixture("longgop.mp4")  // one keyframe, at 0
+        let loose = try success(try thumb(clip, ["--time-ms", "3500", "--tolerance-ms", "4000"]))
+        XCTAssertEqual(loose["timeMs"] as? Int, 0, "within tolerance: the keyframe, no decoding forward")
+        let exact = try success(try thumb(clip, ["--time-ms", "3500", "--tolerance-ms", "0"]))
+        XCTAssertEqual(exact["timeMs"] as? Int, 3500)
+        let near = try success(try thumb(clip, ["--time-ms", "3500", "--tolerance-ms", "1000"]))
+        let nearTime = try XCTUnwrap(near["timeMs"] as? Int)
+        XCTAssertLessThanOrEqual(abs(nearTime - 3500), 1000, "the keyframe is too far: the result must still be within tolerance")
+    }
+
+    func testScalesDownIntoTheBoxKeepingAspect() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let json = try success(try thumb(clip, ["--max-width", "160", "--max-height", "400"]))
+        XCTAssertEqual(json["width"] as? Int, 160)
+        XCTAssertEqual(json["height"] as? Int, 120)
+        let image = try DecodedImage.read(json["path"] as! String)
+        XCTAssertEqual([image.width, image.height], [160, 120])
+    }
+
+    func testRotatedClipComesOutUprightLikeFFmpegsAutorotate() throws {
+        let clip = try TestEnvironment.fixture("rotated.mp4")
+        let json = try success(try thumb(clip, ["--time-ms", "1000", "--tolerance-ms", "0", "--format", "png"]))
+        XCTAssertEqual(json["width"] as? Int, 240)
+        XCTAssertEqual(json["height"] as? Int, 320)
+        let ours = try DecodedImage.read(json["path"] as! String)
+        let upright = try DecodedImage.frame(of: clip, index: 30, width: 240, height: 320)
+        let sideways = try DecodedImage.frame(of: try TestEnvironment.fixture("clip.mp4"), index: 30, width: 320,
+                                              height: 240).rotatedClockwise()
+        XCTAssertLessThan(ours.meanDifference(upright), 4)
+        XCTAssertGreaterThan(ours.meanDifference(sideways), 3 * ours.meanDifference(upright),
+                             "turned the wrong way")
+    }
+
+    func testEXIFOrientationOfAPhotoIsApplied() throws {
+        let photo = try TestEnvironment.fixture("photo-exif.jpg")  // 320×240 stored, EXIF 6: rotate 90° clockwise
+        let json = try success(try thumb(photo, ["--time-ms", "5000", "--format", "png"]))
+        XCTAssertEqual(json["width"] as? Int, 240)
+        XCTAssertEqual(json["height"] as? Int, 320)
+        XCTAssertEqual(json["timeMs"] as? Int, 0, "the time is ignored for photos")
+        let ours = try DecodedImage.read(json["path"] as! String)
+        let stored = try DecodedImage.read(photo)  // ffmpeg 5.1 does not apply EXIF orientation
+        XCTAssertEqual([stored.width, stored.height], [320, 240])
+        XCTAssertLessThan(ours.meanDifference(stored.rotatedClockwise()), 4)
+    }
+
+    func testPNGPhotoIsNotUpscaled() throws {
+        let json = try success(try thumb(try TestEnvironment.fixture("photo.png"), ["--format", "png"]))
+        XCTAssertEqual(json["width"] as? Int, 200)
+        XCTAssertEqual(json["height"] as? Int, 150)
+        let photo = try TestEnvironment.fixture("photo.jpg")
+        let scaled = try success(try thumb(photo, ["--max-width", "100"]))
+        XCTAssertEqual([scaled["width"] as? Int, scaled["height"] as? Int], [100, 75])
+    }
+
+    func testNonSquarePixelsComeOutSquare() throws {
+        let json = try success(try thumb(try TestEnvironment.fixture("anamorphic.mp4"), ["--max-width", "1000"]))
+        XCTAssertEqual(json["width"] as? Int, 640, "360 coded × 16/9")
+        XCTAssertEqual(json["height"] as? Int, 240)
+    }
+
+    func testOddSizedClip() throws {
+        let clip = try TestEnvironment.fixture("odd.mp4")
+        let json = try success(try thumb(clip))
+        XCTAssertEqual([json["width"] as? Int, json["height"] as? Int], [321, 241])
+        let small = try success(try thumb(clip, ["--max-width", "101"]))
+        XCTAssertEqual(small["width"] as? Int, 101)
+        XCTAssertEqual(small["height"] as? Int, 76)
+    }
+
+    func testTenBitHEVC() throws {
+        let json = try success(try thumb(try TestEnvironment.fixture("hevc10.mp4"),
+                                         ["--time-ms", "500", "--tolerance-ms", "0"]))
+        XCTAssertEqual(json["timeMs"] as? Int, 500)
+        XCTAssertEqual(json["width"] as? Int, 320)
+    }
+
+    func testQualityChangesJPEGSize() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let high = try success(try thumb(clip, ["--quality", "1"]))
+        let low = try success(try thumb(clip, ["--quality", "0.1"]))
+        let size = { (path: Any?) in try FileManager.default.attributesOfItem(atPath: path as! String)[.size] as! Int }
+        XCTAssertGreaterThan(try size(high["path"]), try size(low["path"]) * 2)
+    }
+
+    // MARK: - Cache
+
+    func testExistingNameIsReturnedWithoutDecodingAndTouched() throws {
+        let temp = try TestEnvironment.temporaryDirectory(self)
+        let clip = temp.appendingPathComponent("clip.mp4")
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: clip.path)
+        let first = try success(try thumb(clip.path, ["--time-ms", "2000", "--tolerance-ms", "0"], name: "same"))
+        let path = first["path"] as! String
+        let old = Date(timeIntervalSinceNow: -3600)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path)
+        // The source is gone: only a cache hit can answer.
+        try FileManager.default.removeItem(at: clip)
+        let second = try success(try thumb(clip.path, ["--time-ms", "0"], name: "same"))
+        XCTAssertEqual(second["cached"] as? Bool, true)
+        XCTAssertEqual(second["timeMs"] as? Int, 2000, "the time of the frame in the file, not the new request")
+        XCTAssertEqual(second["width"] as? Int, 320)
+        XCTAssertEqual(second["path"] as? String, path)
+        let touched = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as! Date
+        XCTAssertGreaterThan(touched.timeIntervalSince(old), 3000)
+    }
+
+    func testCorruptCacheEntryIsRebuiltNotServed() throws {
+        let target = cache.appendingPathComponent("broken.jpg")
+        try Data([0xFF, 0xD8, 0xFF, 0xE0, 0, 0]).write(to: target)
+        let json = try success(try thumb(try TestEnvironment.fixture("clip.mp4"), name: "broken"))
+        XCTAssertEqual(json["cached"] as? Bool, false)
+        XCTAssertEqual(try DecodedImage.read(target.path).width, 320)
+    }
+
+    func testOldestFilesAreEvictedPastTheCapButNeverTheNewOne() throws {
+        let megabyte = Data(count: 1024 * 1024)
+        for (index, name) in ["old-a.bin", "old-b.bin"].enumerated() {
+            let url = cache.appendingPathComponent(name)
+            try megabyte.write(to: url)
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -Double(100 - index))],
+                                                  ofItemAtPath: url.path)
+        }
+        let json = try success(try thumb(try TestEnvironment.fixture("clip.mp4"),
+                                         ["--cache-cap-mb", "1", "--format", "png"], name: "fresh"))
+        // 2 MiB of old files + the new one: both old files must go to get under 1 MiB; the new one stays.
+        XCTAssertEqual(try cacheFiles(), ["fresh.png"])
+        XCTAssertTrue(FileManager.default.fileExists(atPath: json["path"] as! String))
+    }
+
+    func testConcurrentWritersOfTheSameNameLeaveOneCompleteFile() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let group = DispatchGroup()
+        let lock = NSLock()
+        var results: [ProcessResult] = []
+        for index in 0..<4 {
+            group.enter()
+            DispatchQueue.global().async {
+                let result = try? Run.ftgst(["thumb", clip, "--cache-dir", self.cache.path, "--cache-name", "race",
+                                             "--time-ms", String(500 * index), "--tolerance-ms", "0"])
+                lock.lock()
+                if let result { results.append(result) }
+                lock.unlock()
+                group.leave()
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
+        XCTAssertEqual(results.count, 4)
+        for result in results { XCTAssertEqual(result.status, 0, result.stderr) }
+        XCTAssertEqual(try cacheFiles(), ["race.jpg"], "no temporary left behind")
+        XCTAssertEqual(try DecodedImage.read(cache.appendingPathComponent("race.jpg").path).width, 320)
+    }
+
+    // MARK: - Errors, each through the CLI
+
+    func testInvalidURL() throws {
+        assertFailure(try thumb("ftp://example.com/a.mp4"), code: "INVALID_URL", status: 65)
+        assertFailure(try thumb("http://"), code: "INVALID_URL", status: 65)
+        XCTAssertEqual(try cacheFiles(), [])
+    }
+
+    func testFileNotFound() throws {
+        assertFailure(try thumb("/nonexistent/clip.mp4"), code: "FILE_NOT_FOUND", status: 66)
+        assertFailure(try thumb("file:///nonexistent/clip%20x.mp4"), code: "FILE_NOT_FOUND", status: 66)
+        XCTAssertEqual(try cacheFiles(), [])
+    }
+
+    func testDecodeFailures() throws {
+        for (fixture, options) in [("truncated.mp4", []), ("empty.mp4", []), ("garbage.bin", []),
+                                   ("clip.mp4", ["--time-ms", "9000"]),
+                                   ("truncated-faststart.mp4", ["--time-ms", "2500", "--tolerance-ms", "0"])] {
+            let result = try thumb(try TestEnvironment.fixture(fixture), options)
+            assertFailure(result, code: "DECODE_FAILED", status: 68)
+        }
+        XCTAssertEqual(try cacheFiles(), [], "a failed run leaves nothing in the cache folder")
+    }
+
+    func testUnsupportedFormats() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        assertFailure(try thumb(clip, ["--format", "gif"]), code: "UNSUPPORTED_FORMAT", status: 67)
+        // A file GStreamer recognises (text/html) but no decoder handles.
+        assertFailure(try thumb(try TestEnvironment.fixture("notmedia.html")), code: "UNSUPPORTED_FORMAT", status: 67)
+        XCTAssertEqual(try cacheFiles(), [])
+    }
+
+    func testWriteFailedUnderARegularFile() throws {
+        let file = cache.appendingPathComponent("plain-file")
+        try Data([1]).write(to: file)
+        let result = try Run.ftgst(["thumb", try TestEnvironment.fixture("clip.mp4"),
+                                    "--cache-dir", file.appendingPathComponent("thumbs").path])
+        assertFailure(result, code: "WRITE_FAILED", status: 73)
+        XCTAssertEqual(try cacheFiles(), ["plain-file"])
+    }
+
+    func testWriteFailedOnAFullDisk() throws {
+        // A file-size limit makes write(2) fail with EFBIG (SIGXFSZ ignored), as a full disk would with ENOSPC.
+        let script = "trap '' XFSZ; ulimit -f 1; exec \"$0\" \"$@\""
+        let result = try Run.process(URL(fileURLWithPath: "/bin/bash"),
+                                     ["-c", script, TestEnvironment.binary.path, "thumb",
+                                      try TestEnvironment.fixture("clip.mp4"), "--format", "png",
+                                      "--cache-dir", cache.path])
+        assertFailure(result, code: "WRITE_FAILED", status: 73)
+        XCTAssertEqual(try cacheFiles(), [], "the partial temporary file is removed")
+    }
+
+    func testInvalidArguments() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let cases: [[String]] = [
+            ["--time-ms", "-1"], ["--time-ms", "abc"], ["--quality", "1.5"], ["--quality", "-0.1"],
+            ["--cache-name", "../escape"], ["--cache-name", "a/b"], ["--header", "X-A: b\r\nX-B: c"],
+            ["--header", "X-A: b\nc"], ["--max-width", "0"], ["--bogus"], ["--tolerance-ms"],
+        ]
+        for options in cases {
+            assertFailure(try thumb(clip, options), code: "INVALID_ARGUMENT", status: 64)
+        }
+        assertFailure(try Run.ftgst(["thumb"]), code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(try Run.ftgst(["nonsense"]), code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertEqual(try cacheFiles(), [])
+    }
+
+    // MARK: - Resources
+
+    func testNoGStreamerObjectLeaks() throws {
+        let result = try Run.ftgst(["thumb", try TestEnvironment.fixture("clip.mp4"), "--time-ms", "1500",
+                                    "--tolerance-ms", "0", "--cache-dir", cache.path],
+                                   environment: ["GST_TRACERS": "leaks", "GST_DEBUG": "GST_TRACER:7",
+                                                 "GST_DEBUG_NO_COLOR": "1"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        // The tracer must be active for the absence of leaks to mean anything: it declares its record format.
+        XCTAssertTrue(result.stderr.contains("new format string: object-alive"),
+                      "leak tracer did not run: \(result.stderr.prefix(500))")
+        // A leaked object is reported as one record per object: `object-alive, type-name=(string)GstCaps, …`.
+        let leaks = result.stderr.split(separator: "\n").filter {
+            $0.contains("object-alive, type-name=(string)") && !$0.contains("new format string")
+        }
+        XCTAssertEqual(leaks, [], "leaked objects")
+    }
+}
