@@ -9,6 +9,7 @@
 #   FTGST=path     binary under test (default: <repo>/.build/release/ftgst)
 #   RUNS=n         timed runs per side (default 9), after 1 warm-up per side
 #   KEEP_TMP=1     keep the scratch directory (thumbnails, cache) afterwards
+#   CLIPS="a.gst b.ffmpeg"  clip texts under pipelines/bench/ to measure (default: all three)
 #
 # Exit status: 0 when everything ran, whatever the figures say (this is a
 # measurement, not a test); non-zero when a command failed or wrote no output.
@@ -30,9 +31,7 @@ done
 FTGST="${FTGST:-$repo/.build/release/ftgst}"
 RUNS="${RUNS:-9}"
 PY=/usr/bin/python3
-GST_TEXT="$repo/pipelines/bench/clip1080.gst"
 CLIP_DIR="$repo/.build/bench"
-CLIP="$CLIP_DIR/clip1080.mp4"
 
 die() { echo "bench/thumb.sh: $*" >&2; exit 1; }
 
@@ -42,7 +41,6 @@ for tool in gst-launch-1.0 ffmpeg ffprobe; do
 done
 [ -x /usr/bin/time ] || die "/usr/bin/time (GNU time) not found (run scripts/deps)"
 [ -x "$PY" ] || die "$PY not found"
-[ -f "$GST_TEXT" ] || die "missing pipeline text $GST_TEXT"
 if [[ "$FTGST" == */* ]]; then
   [ -x "$FTGST" ] || die "ftgst binary not found or not executable: $FTGST (build with 'swift build -c release' or set FTGST=...)"
   FTGST="$(cd "$(dirname "$FTGST")" && pwd)/$(basename "$FTGST")"
@@ -50,27 +48,42 @@ else
   command -v "$FTGST" >/dev/null || die "ftgst binary not found on PATH: $FTGST"
 fi
 
-# --- the clip: generated once from the pipeline text, cached under .build/bench/ ---
-# The text it was made from is kept next to it; an edited .gst file makes a new clip.
-pipeline_text="$(sed -e 's/#.*$//' "$GST_TEXT" | tr '\n' ' ')"
-if [ ! -s "$CLIP" ] || [ ! -f "$CLIP.gst" ] || [ "$(cat "$CLIP.gst")" != "$pipeline_text" ]; then
-  mkdir -p "$CLIP_DIR"
-  partial="$CLIP.partial.mp4"
-  rm -f "$partial"
-  # Split on whitespace (the pipeline text uses no quoting), then substitute @OUT@ per word
-  # so the output path stays one argument even if it contains spaces.
-  read -r -a words <<<"$pipeline_text"
-  args=()
-  for w in "${words[@]}"; do args+=("${w//@OUT@/$partial}"); done
-  echo "bench/thumb.sh: generating $CLIP from ${GST_TEXT#"$repo"/} ..." >&2
-  gst-launch-1.0 -q "${args[@]}" >&2 || { rm -f "$partial"; die "clip generation failed"; }
-  [ -s "$partial" ] || die "clip generation wrote nothing"
-  mv -f "$partial" "$CLIP"
-  printf '%s' "$pipeline_text" >"$CLIP.gst"
-fi
+# --- the clips: each generated once from its text (pipelines/bench/NAME.gst with gst-launch-1.0, NAME.ffmpeg
+# with ffmpeg), cached under .build/bench/; an edited text makes a new clip. ---
+make_clip() {  # $1 = text file; prints the clip path
+  local text_file="$1" name ext clip pipeline_text partial w
+  name="$(basename "$text_file")"; ext="${name##*.}"; name="${name%.*}"
+  clip="$CLIP_DIR/$name.mp4"
+  pipeline_text="$(sed -e 's/#.*$//' "$text_file" | tr '\n' ' ')"
+  if [ ! -s "$clip" ] || [ ! -f "$clip.txt" ] || [ "$(cat "$clip.txt")" != "$pipeline_text" ]; then
+    mkdir -p "$CLIP_DIR"
+    partial="$CLIP_DIR/.$name.partial.mp4"
+    rm -f "$partial"
+    # Split on whitespace (the texts use no quoting), then substitute @OUT@ per word.
+    read -r -a words <<<"$pipeline_text"
+    local args=()
+    for w in "${words[@]}"; do args+=("${w//@OUT@/$partial}"); done
+    echo "bench/thumb.sh: generating $clip from ${text_file#"$repo"/} ..." >&2
+    case "$ext" in
+      gst) gst-launch-1.0 -q "${args[@]}" >&2 ;;
+      ffmpeg) ffmpeg "${args[@]}" >&2 ;;
+      *) false ;;
+    esac || { rm -f "$partial"; die "clip generation failed: $text_file"; }
+    [ -s "$partial" ] || die "clip generation wrote nothing: $text_file"
+    mv -f "$partial" "$clip"
+    printf '%s' "$pipeline_text" >"$clip.txt"
+  fi
+  printf '%s' "$clip"
+}
 
 keep=()
 [ "${KEEP_TMP:-0}" = 1 ] && keep=(--keep-tmp)
 
-exec "$PY" "$here/lib/thumb.py" --clip "$CLIP" --ftgst "$FTGST" --runs "$RUNS" \
-  --pipeline-file "${GST_TEXT#"$repo"/}" "${json[@]}" "${keep[@]}"
+# CLIPS: which texts under pipelines/bench to measure (default: all three kinds of clip).
+for text in ${CLIPS:-clip1080.gst gop30.gst web1080.ffmpeg}; do
+  text_file="$repo/pipelines/bench/$text"
+  [ -f "$text_file" ] || die "missing clip text $text_file"
+  clip="$(make_clip "$text_file")"
+  "$PY" "$here/lib/thumb.py" --clip "$clip" --ftgst "$FTGST" --runs "$RUNS" \
+    --pipeline-file "${text_file#"$repo"/}" "${json[@]}" "${keep[@]}"
+done

@@ -6,6 +6,8 @@ struct GrabbedFrame {
     /// Stream time of the frame returned; zero for still images.
     var time: ClockTime
     var isStill: Bool
+    /// Unreferenced pictures before an exact seek's target that were not decoded (see `ReferenceSkipper`).
+    var skippedPictures: Int
 }
 
 /// What to grab: one frame of `source` near `time`, fitted into `maxWidth`×`maxHeight`.
@@ -32,6 +34,9 @@ struct FrameGrabber {
         let pipeline = try Pipeline(launch: FrameRecipe.launchDescription)
         defer { pipeline.stop() }
 
+        let skipper = ReferenceSkipper()
+        skipper.attach(to: pipeline)
+
         let source = try pipeline.element(named: "src")
         try source.setProperty("uri", .string(request.source.uri))
         if request.source.isRemote { configureRemote(source) }
@@ -56,12 +61,12 @@ struct FrameGrabber {
         var sample = try waitAndPull(pipeline, sink, deadline, what: "first frame")
 
         if sample.caps?.video?.isStill == true {
-            return try frame(from: sample, time: .zero, still: true)
+            return try frame(from: sample, time: .zero, still: true, skipper: skipper)
         }
         if let time = sample.streamTime, FrameRecipe.accepts(
             frame: time, duration: sample.duration, target: request.time, tolerance: request.tolerance)
         {
-            return try frame(from: sample, time: time, still: false)
+            return try frame(from: sample, time: time, still: false, skipper: skipper)
         }
 
         guard pipeline.isSeekable() else {
@@ -86,7 +91,7 @@ struct FrameGrabber {
             if flags.contains(.accurate) || FrameRecipe.accepts(
                 frame: time, duration: sample.duration, target: request.time, tolerance: request.tolerance)
             {
-                return try frame(from: sample, time: time, still: false)
+                return try frame(from: sample, time: time, still: false, skipper: skipper)
             }
         }
         throw FilmtoneError(.internalError, "seek plan ended without a frame")
@@ -126,7 +131,9 @@ struct FrameGrabber {
         FilmtoneError(request.source.isRemote ? .remoteFetchFailed : .decodeFailed, message)
     }
 
-    private func frame(from sample: Sample, time: ClockTime, still: Bool) throws -> GrabbedFrame {
+    private func frame(from sample: Sample, time: ClockTime, still: Bool, skipper: ReferenceSkipper) throws
+        -> GrabbedFrame
+    {
         let image = try sample.withMappedFrame { view in
             // Copy rows by stride into a tightly packed image: the mapped rows may be padded.
             var pixels = [UInt8](repeating: 0, count: view.width * view.height * 3)
@@ -137,7 +144,7 @@ struct FrameGrabber {
             }
             return RGBImage(width: view.width, height: view.height, pixels: pixels)
         }
-        return GrabbedFrame(image: image, time: time, isStill: still)
+        return GrabbedFrame(image: image, time: time, isStill: still, skippedPictures: skipper.skippedCount)
     }
 
     /// Headers on every request (libsoup keeps a message's headers across redirects), a read timeout no longer

@@ -74,3 +74,20 @@ struct VideoCapsInfo: Equatable {
     /// A still image: GStreamer's image decoders announce a 0/1 frame rate.
     var isStill: Bool { frameRate.numerator == 0 }
 }
+
+extension Caps {
+    /// For `video/x-h264` caps: `stream-format` and the `codec_data` bytes (copied out of the GstBuffer).
+    var h264Fields: (streamFormat: String?, codecData: [UInt8]?)? {
+        guard gst_caps_get_size(pointer) > 0, let structure = gst_caps_get_structure(pointer, 0),
+              GLib.borrowString(gst_structure_get_name(structure)) == "video/x-h264"
+        else { return nil }
+        let format = GLib.borrowString(gst_structure_get_string(structure, "stream-format"))
+        var codecData: [UInt8]? = nil
+        // gst_value_get_buffer is a macro over g_value_get_boxed; the buffer is borrowed from the caps.
+        if let value = gst_structure_get_value(structure, "codec_data"), let boxed = g_value_get_boxed(value) {
+            let buffer = boxed.assumingMemoryBound(to: GstBuffer.self)
+            codecData = BufferView(pointer: buffer).withBytes { Array($0.bindMemory(to: UInt8.self)) }
+        }
+        return (format, codecData)
+    }
+}

@@ -63,6 +63,12 @@ final class Element {
 
     var objectPointer: UnsafeMutablePointer<GstObject> { GLib.cast(pointer, to: GstObject.self) }
 
+    /// The factory's klass metadata (e.g. `Codec/Decoder/Video`), via `gst_element_factory_get_metadata`.
+    var factoryKlass: String {
+        guard let factory = gst_element_get_factory(pointer) else { return "" }
+        return GLib.borrowString(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS)) ?? ""
+    }
+
     // MARK: - Properties
 
     func hasProperty(_ name: String) -> Bool {
@@ -145,6 +151,29 @@ final class Element {
     }
 
     // MARK: - Signals
+
+    private final class ElementAddedHandler {
+        let body: (Element) -> Void
+        init(_ body: @escaping (Element) -> Void) { self.body = body }
+    }
+
+    /// Connects to a bin's `deep-element-added`: `body` sees every element added anywhere inside it (e.g. what
+    /// decodebin plugs), possibly on a streaming thread, before it starts processing data.
+    func onDeepElementAdded(_ body: @escaping (Element) -> Void) {
+        let callback: @convention(c) (
+            UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstElement>?, gpointer?
+        ) -> Void = { _, _, element, data in
+            guard let element, let data else { return }
+            Unmanaged<ElementAddedHandler>.fromOpaque(data).takeUnretainedValue().body(Element(borrowing: element))
+        }
+        let release: @convention(c) (gpointer?, UnsafeMutablePointer<GClosure>?) -> Void = { data, _ in
+            guard let data else { return }
+            Unmanaged<ElementAddedHandler>.fromOpaque(data).release()
+        }
+        let box = Unmanaged.passRetained(ElementAddedHandler(body)).toOpaque()
+        g_signal_connect_data(pointer, "deep-element-added", unsafeBitCast(callback, to: GCallback.self), box,
+                              release, GConnectFlags(rawValue: 0))
+    }
 
     private final class SourceSetupHandler {
         let body: (Element) -> Void

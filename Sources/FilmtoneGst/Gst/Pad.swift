@@ -44,3 +44,84 @@ final class Pad {
         _ = gst_pad_add_probe(pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, callback, box, release)
     }
 }
+
+// MARK: - Data probes
+
+/// What flows through a pad, as a data probe sees it.
+enum PadItem {
+    case caps(Caps)
+    /// A SEGMENT event in TIME: where playback starts (in buffer-timestamp terms) and at what rate.
+    case segment(start: ClockTime, rate: Double)
+    case buffer(BufferView)
+    case otherEvent
+}
+
+/// What a data probe decides about one item.
+enum PadDecision {
+    case pass
+    case drop
+}
+
+/// A buffer seen by a probe: timestamps copied out, bytes readable only inside `withBytes`.
+struct BufferView {
+    let pointer: UnsafeMutablePointer<GstBuffer>
+
+    var presentationTimestamp: ClockTime? { ClockTime(raw: pointer.pointee.pts) }
+    var duration: ClockTime? { ClockTime(raw: pointer.pointee.duration) }
+
+    /// Maps the buffer for reading (`gst_buffer_map`) for the duration of `body`; nil if it cannot be mapped.
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        var map = GstMapInfo()
+        guard gst_buffer_map(pointer, &map, GST_MAP_READ) != 0 else { return nil }
+        defer { gst_buffer_unmap(pointer, &map) }
+        return body(UnsafeRawBufferPointer(start: map.data, count: Int(map.size)))
+    }
+}
+
+extension Pad {
+    private final class DataProbe {
+        let body: (PadItem) -> PadDecision
+        init(_ body: @escaping (PadItem) -> PadDecision) { self.body = body }
+    }
+
+    /// Calls `body` for every buffer and downstream event passing this pad, on the streaming thread; `.drop`
+    /// removes a buffer from the stream (events are never dropped). Keep `body` short: it is on the data path.
+    func onData(_ body: @escaping (PadItem) -> PadDecision) {
+        let callback: @convention(c) (
+            UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstPadProbeInfo>?, gpointer?
+        ) -> GstPadProbeReturn = { _, info, data in
+            guard let info, let data else { return GST_PAD_PROBE_OK }
+            let probe = Unmanaged<DataProbe>.fromOpaque(data).takeUnretainedValue()
+            // GST_PAD_PROBE_INFO_TYPE: ask for the buffer only when this call carries one.
+            if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0,
+               let buffer = gst_pad_probe_info_get_buffer(info) {
+                return probe.body(.buffer(BufferView(pointer: buffer))) == .drop ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK
+            }
+            guard let event = gst_pad_probe_info_get_event(info) else { return GST_PAD_PROBE_OK }
+            switch event.pointee.type {
+            case GST_EVENT_CAPS:
+                var caps: UnsafeMutablePointer<GstCaps>? = nil
+                gst_event_parse_caps(event, &caps)  // borrowed from the event
+                if let caps { _ = probe.body(.caps(Caps(borrowing: caps))) }
+            case GST_EVENT_SEGMENT:
+                var segment: UnsafePointer<GstSegment>? = nil
+                gst_event_parse_segment(event, &segment)  // borrowed from the event
+                if let segment, segment.pointee.format == GST_FORMAT_TIME {
+                    _ = probe.body(.segment(start: ClockTime(nanoseconds: UInt64(segment.pointee.start)),
+                                            rate: segment.pointee.rate))
+                }
+            default:
+                _ = probe.body(.otherEvent)
+            }
+            return GST_PAD_PROBE_OK
+        }
+        let release: @convention(c) (gpointer?) -> Void = { data in
+            guard let data else { return }
+            Unmanaged<DataProbe>.fromOpaque(data).release()
+        }
+        let box = Unmanaged.passRetained(DataProbe(body)).toOpaque()
+        let mask = GstPadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue
+                                   | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue)
+        _ = gst_pad_add_probe(pointer, mask, callback, box, release)
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+
+/// H.264 access units as the decoder receives them from `h264parse` (one picture per buffer).
+enum H264AccessUnit {
+    enum Framing: Equatable {
+        /// `stream-format=avc`: each NAL unit prefixed by its length in `lengthSize` bytes (from `codec_data`).
+        case lengthPrefixed(lengthSize: Int)
+        /// `stream-format=byte-stream`: NAL units separated by 00 00 01 start codes.
+        case annexB
+    }
+
+    /// The framing from `video/x-h264` caps fields: `stream-format` and the avcC `codec_data` (its 5th byte holds
+    /// `lengthSizeMinusOne` in the low two bits). nil when it cannot be known.
+    static func framing(streamFormat: String?, codecData: [UInt8]?) -> Framing? {
+        switch streamFormat {
+        case "byte-stream": return .annexB
+        case "avc", "avc3":
+            guard let codecData, codecData.count >= 5, codecData[0] == 1 else { return nil }
+            return .lengthPrefixed(lengthSize: Int(codecData[4] & 0x03) + 1)
+        default: return nil
+        }
+    }
+
+    /// True when the access unit holds slices and every slice has `nal_ref_idc == 0`: no other picture refers to
+    /// it, so a decoder that skips it decodes every other picture identically (frame_num and POC derivation
+    /// in H.264 only follow reference pictures). False when in doubt: unknown structure, no slice, any
+    /// reference slice.
+    static func isNonReference(_ bytes: UnsafeRawBufferPointer, framing: Framing) -> Bool {
+        var sawSlice = false
+        var allNonReference = true
+        let visit = { (header: UInt8) in
+            let type = header & 0x1F
+            guard (1...5).contains(type) else { return }  // coded slice NAL units (incl. IDR, partitions)
+            sawSlice = true
+            if (header >> 5) & 0x03 != 0 { allNonReference = false }
+        }
+        switch framing {
+        case .lengthPrefixed(let lengthSize):
+            var offset = 0
+            while offset + lengthSize < bytes.count {
+                var length = 0
+                for i in 0..<lengthSize { length = length << 8 | Int(bytes[offset + i]) }
+                let start = offset + lengthSize
+                guard length > 0, start + length <= bytes.count else { return false }  // malformed: keep it
+                visit(bytes[start])
+                offset = start + length
+            }
+            guard offset == bytes.count else { return false }
+        case .annexB:
+            var index = 0
+            var zeros = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == 1 && zeros >= 2 && index + 1 < bytes.count { visit(bytes[index + 1]) }
+                zeros = byte == 0 ? zeros + 1 : 0
+                index += 1
+            }
+        }
+        return sawSlice && allNonReference
+    }
+
+    /// Whether a picture shown from `time` for `duration` ends at or before `segmentStart`: it is then only
+    /// decoded to be thrown away, never shown, so it may be skipped when nothing refers to it. Unknown timing
+    /// never qualifies.
+    static func endsBeforeSegment(time: ClockTime?, duration: ClockTime?, segmentStart: ClockTime) -> Bool {
+        guard let time, let duration, duration > .zero else { return false }
+        return time.nanoseconds + duration.nanoseconds <= segmentStart.nanoseconds
+    }
+}
+
+/// Drops H.264 pictures that are both unreferenced and wholly before the segment start (an accurate seek's
+/// target) on their way into the decoder: the work an exact seek wastes on pictures nobody will see or use.
+/// ffmpeg's decoder offers the same for whole streams as `skip_frame=nonref`; here it is limited to pictures
+/// that cannot matter, so the frame returned is bit-identical.
+final class ReferenceSkipper: @unchecked Sendable {
+    private let lock = NSLock()
+    private var framing: H264AccessUnit.Framing?
+    private var segmentStart = ClockTime.zero
+    private var forward = true
+    private var skipped = 0
+
+    /// How many pictures were skipped so far.
+    var skippedCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return skipped
+    }
+
+    /// `FTGST_NO_REFERENCE_SKIP=1` turns skipping off: a diagnostic switch, and how the tests prove that the
+    /// frame returned is identical either way.
+    static var isEnabled: Bool { ProcessInfo.processInfo.environment["FTGST_NO_REFERENCE_SKIP"] != "1" }
+
+    /// Watches a pipeline for its video decoder and attaches to the decoder's input.
+    func attach(to pipeline: Pipeline) {
+        guard Self.isEnabled else { return }
+        pipeline.element.onDeepElementAdded { [self] element in
+            guard element.factoryKlass.contains("Decoder/Video"), let pad = element.staticPad("sink") else { return }
+            pad.onData { [self] item in decide(item) }
+        }
+    }
+
+    private func decide(_ item: PadItem) -> PadDecision {
+        switch item {
+        case .caps(let caps):
+            let fields = caps.h264Fields
+            lock.lock()
+            framing = fields.map { H264AccessUnit.framing(streamFormat: $0.streamFormat, codecData: $0.codecData) } ?? nil
+            lock.unlock()
+        case .segment(let start, let rate):
+            lock.lock()
+            segmentStart = start
+            forward = rate > 0
+            lock.unlock()
+        case .buffer(let buffer):
+            lock.lock()
+            let framing = self.framing
+            let start = segmentStart
+            let forward = self.forward
+            lock.unlock()
+            guard let framing, forward, start > .zero,
+                  H264AccessUnit.endsBeforeSegment(time: buffer.presentationTimestamp, duration: buffer.duration,
+                                                   segmentStart: start),
+                  buffer.withBytes({ H264AccessUnit.isNonReference($0, framing: framing) }) == true
+            else { return .pass }
+            lock.lock()
+            skipped += 1
+            lock.unlock()
+            return .drop
+        case .otherEvent:
+            break
+        }
+        return .pass
+    }
+}

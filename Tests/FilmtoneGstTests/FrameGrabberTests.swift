@@ -1,0 +1,96 @@
+import XCTest
+@testable import FilmtoneGst
+
+/// The driver in-process, on generated media.
+final class FrameGrabberTests: XCTestCase {
+    private func grab(_ fixture: String, ms: Int64, tolerance: Int64 = 0) throws -> GrabbedFrame {
+        let request = FrameRequest(
+            source: .local(path: try TestEnvironment.fixture(fixture)), headers: [], time: .milliseconds(ms),
+            tolerance: .milliseconds(tolerance), maxWidth: 4096, maxHeight: 4096, timeoutMilliseconds: 20_000)
+        return try FrameGrabber(request: request, isCancelled: { false }).grab()
+    }
+
+    func testUnreferencedPicturesAreSkippedAndTheFrameIsIdentical() throws {
+        let skipped = try grab("bframes.mp4", ms: 2500)
+        XCTAssertEqual(skipped.time, .milliseconds(2500))
+        // 75 pictures precede 2.5 s in I/P BBB groups; x264's default B-pyramid keeps the middle B as a
+        // reference, so about half of them are unreferenced.
+        XCTAssertGreaterThan(skipped.skippedPictures, 30)
+
+        setenv("FTGST_NO_REFERENCE_SKIP", "1", 1)
+        defer { unsetenv("FTGST_NO_REFERENCE_SKIP") }
+        let decodedAll = try grab("bframes.mp4", ms: 2500)
+        XCTAssertEqual(decodedAll.skippedPictures, 0)
+        XCTAssertEqual(decodedAll.time, skipped.time)
+        XCTAssertEqual(decodedAll.image, skipped.image, "skipping must not change a single pixel")
+    }
+
+    func testNothingIsSkippedWithoutASeek() throws {
+        XCTAssertEqual(try grab("bframes.mp4", ms: 0).skippedPictures, 0)
+        XCTAssertEqual(try grab("bframes.mp4", ms: 2500, tolerance: 3000).skippedPictures, 0,
+                       "the first frame is within tolerance: no seek, nothing decoded forward")
+    }
+
+    func testAsyncLibraryAPI() async throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        var options = ThumbnailOptions(source: try TestEnvironment.fixture("clip.mp4"))
+        options.timeMilliseconds = 2000
+        options.toleranceMilliseconds = 0
+        options.cacheDirectory = folder.path
+        options.cacheName = "api"
+        options.format = "png"
+        let result = try await Thumbnails.make(options)
+        XCTAssertEqual(result.path, folder.appendingPathComponent("api.png").path)
+        XCTAssertEqual(result.timeMilliseconds, 2000)
+        XCTAssertEqual([result.width, result.height], [320, 240])
+        XCTAssertFalse(result.cached)
+        let again = try await Thumbnails.make(options)
+        XCTAssertTrue(again.cached)
+
+        options.source = "/nonexistent.mp4"
+        options.cacheName = "missing"
+        do {
+            _ = try await Thumbnails.make(options)
+            XCTFail("expected FILE_NOT_FOUND")
+        } catch let error as FilmtoneError {
+            XCTAssertEqual(error.code, .fileNotFound)
+        }
+    }
+
+    func testGStreamerCauseIsKept() async throws {
+        var options = ThumbnailOptions(source: try TestEnvironment.fixture("truncated.mp4"))
+        options.cacheDirectory = try TestEnvironment.temporaryDirectory(self).path
+        do {
+            _ = try await Thumbnails.make(options)
+            XCTFail("expected DECODE_FAILED")
+        } catch let error as FilmtoneError {
+            XCTAssertEqual(error.code, .decodeFailed)
+            XCTAssertEqual(error.cause?.domain, "stream")
+            XCTAssertEqual(error.cause?.factory, "qtdemux")
+            XCTAssertNotNil(error.cause?.debug)
+        }
+    }
+
+    func testCancellingTheTaskStopsAStalledFetchPromptly() async throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"),
+                                         toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        var options = ThumbnailOptions(source: server.url("/stall/clip.mp4"))
+        options.timeoutMilliseconds = 30_000
+        options.cacheDirectory = try TestEnvironment.temporaryDirectory(self).path
+        let task = Task { try await Thumbnails.make(options) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let cancelledAt = ContinuousClock.now
+        task.cancel()
+        do {
+            _ = try await task.value
+            XCTFail("expected CANCELLED")
+        } catch let error as FilmtoneError {
+            XCTAssertEqual(error.code, .cancelled)
+        }
+        XCTAssertLessThan(ContinuousClock.now - cancelledAt, .seconds(1), "a cancel stops within a second")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: options.cacheDirectory!), [])
+    }
+}
