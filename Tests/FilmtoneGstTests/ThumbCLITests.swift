@@ -97,6 +97,16 @@ final class ThumbCLITests: XCTestCase {
         XCTAssertEqual([image.width, image.height], [160, 120])
     }
 
+    func testDownscalingIsFilteredNotAliased() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        // 4× down from 320×240: a 2-tap bilinear scaler skips source pixels and aliases the bar edges.
+        let json = try success(try thumb(clip, ["--time-ms", "1400", "--tolerance-ms", "0", "--max-width", "80",
+                                                "--format", "png"]))
+        let ours = try DecodedImage.read(json["path"] as! String)
+        let filtered = try DecodedImage.frame(of: clip, index: 42, width: 80, height: 60, scaler: "lanczos")
+        XCTAssertLessThan(ours.meanDifference(filtered), 2.5)
+    }
+
     func testRotatedClipComesOutUprightLikeFFmpegsAutorotate() throws {
         let clip = try TestEnvironment.fixture("rotated.mp4")
         let json = try success(try thumb(clip, ["--time-ms", "1000", "--tolerance-ms", "0", "--format", "png"]))

@@ -131,8 +131,11 @@ struct DecodedImage {
 
     /// Frame number `index` of `video` (counted from 0 by ffmpeg's `select`, so no seek semantics are involved),
     /// decoded to RGB at `width`×`height`, with ffmpeg's autorotation.
-    static func frame(of video: String, index: Int, width: Int, height: Int) throws -> DecodedImage {
-        let rgb = try rawFrame(["-i", video, "-vf", "select=eq(n\\,\(index)),scale=\(width):\(height):flags=bilinear",
+    static func frame(of video: String, index: Int, width: Int, height: Int, scaler: String = "bilinear") throws
+        -> DecodedImage
+    {
+        let rgb = try rawFrame(["-i", video, "-vf",
+                                "select=eq(n\\,\(index)),format=rgb24,scale=\(width):\(height):flags=\(scaler)",
                                 "-vsync", "0"])
         return DecodedImage(width: width, height: height, rgb: rgb)
     }
