@@ -16,6 +16,8 @@ public struct FilmtoneError: Error, Equatable, CustomStringConvertible, Sendable
         case writeFailed = "WRITE_FAILED"
         case cancelled = "CANCELLED"
         case internalError = "INTERNAL"
+        /// A `.cube` file that does not parse; the message is `file:line: reason`.
+        case lutInvalid = "LUT_INVALID"
 
         /// The process exit status the CLI uses for this code (documented in docs/CLI.md). 64 is bad usage.
         public var exitStatus: Int32 {
@@ -28,6 +30,7 @@ public struct FilmtoneError: Error, Equatable, CustomStringConvertible, Sendable
             case .remoteFetchFailed: return 69
             case .internalError: return 70
             case .writeFailed: return 73
+            case .lutInvalid: return 76
             case .cancelled: return 130
             }
         }

@@ -1,0 +1,111 @@
+import Foundation
+import XCTest
+
+@testable import FilmtoneGst
+
+/// The reference LUTs and vectors in `<packageRoot>/../shared/luts`, written by other projects. Their absence fails
+/// the test (never skips it): the conformance suite is only meaningful against them.
+enum SharedLUTs {
+    static let root: URL = TestEnvironment.packageRoot.appendingPathComponent("../shared/luts").standardizedFileURL
+
+    /// The path of a file under the shared folder, e.g. `ocio/iridas_3d.cube`.
+    static func path(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let path = root.appendingPathComponent(relative).path
+        guard FileManager.default.fileExists(atPath: path) else {
+            XCTFail("shared LUT file \(relative) missing under \(root.path)", file: file, line: line)
+            throw CocoaError(.fileNoSuchFile)
+        }
+        return path
+    }
+
+    static func load(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> CubeLUT {
+        try CubeLUT.load(path: try path(relative, file: file, line: line))
+    }
+
+    /// Every `.cube` file under the shared folder, as paths relative to it, sorted.
+    static func allCubeFiles(file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+        guard let walker = FileManager.default.enumerator(atPath: root.path) else {
+            XCTFail("shared LUT folder missing: \(root.path)", file: file, line: line)
+            throw CocoaError(.fileNoSuchFile)
+        }
+        return walker.compactMap { $0 as? String }.filter { $0.hasSuffix(".cube") }.sorted()
+    }
+
+    /// A CSV under the shared folder as records keyed by the header's column names; `#` lines and blank lines are
+    /// skipped.
+    static func csv(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws
+        -> [[String: String]]
+    {
+        let text = try String(contentsOfFile: try path(relative, file: file, line: line), encoding: .utf8)
+        let lines = text.split(whereSeparator: \.isNewline).map(String.init).filter {
+            !$0.trimmingCharacters(in: .whitespaces).isEmpty && !$0.hasPrefix("#")
+        }
+        guard let header = lines.first?.split(separator: ",").map(String.init) else {
+            XCTFail("\(relative) has no header", file: file, line: line)
+            throw CocoaError(.coderReadCorrupt)
+        }
+        return try lines.dropFirst().map { record in
+            let fields = record.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == header.count else {
+                XCTFail(
+                    "\(relative): '\(record)' has \(fields.count) fields, header \(header.count)", file: file,
+                    line: line)
+                throw CocoaError(.coderReadCorrupt)
+            }
+            return Dictionary(uniqueKeysWithValues: zip(header, fields))
+        }
+    }
+}
+
+extension Dictionary where Key == String, Value == String {
+    /// Three columns `<prefix>r`, `<prefix>g`, `<prefix>b` as numbers.
+    func rgb(_ prefix: String, file: StaticString = #filePath, line: UInt = #line) throws -> SIMD3<Double> {
+        var out = SIMD3<Double>()
+        for (index, channel) in ["r", "g", "b"].enumerated() {
+            guard let text = self[prefix + channel], let value = Double(text) else {
+                XCTFail("column \(prefix + channel) missing or not a number in \(self)", file: file, line: line)
+                throw CocoaError(.coderReadCorrupt)
+            }
+            out[index] = value
+        }
+        return out
+    }
+
+    /// Half a unit in the last decimal written in each of the three columns: the precision the value was printed
+    /// with (`0.06272` → 5e-6, `0.2711` → 5e-5, `0.25` → 5e-3).
+    func printedPrecision(_ prefix: String) -> SIMD3<Double> {
+        var out = SIMD3<Double>()
+        for (index, channel) in ["r", "g", "b"].enumerated() {
+            let text = self[prefix + channel] ?? ""
+            let decimals = text.split(separator: ".").dropFirst().first?.count ?? 0
+            out[index] = 0.5 * pow(10, -Double(decimals))
+        }
+        return out
+    }
+}
+
+/// Asserts two RGB values are within `tolerance` in every channel.
+func assertClose(
+    _ actual: SIMD3<Double>, _ expected: SIMD3<Double>, tolerance: Double, _ message: String = "",
+    file: StaticString = #filePath, line: UInt = #line
+) {
+    assertClose(actual, expected, tolerance: SIMD3(repeating: tolerance), message, file: file, line: line)
+}
+
+func assertClose(
+    _ actual: SIMD3<Double>, _ expected: SIMD3<Double>, tolerance: SIMD3<Double>,
+    _ message: String = "", file: StaticString = #filePath, line: UInt = #line
+) {
+    for channel in 0..<3 where !(abs(actual[channel] - expected[channel]) <= tolerance[channel]) {
+        XCTFail(
+            "channel \(channel): \(actual) vs expected \(expected) (tolerance \(tolerance[channel])) \(message)",
+            file: file, line: line)
+        return
+    }
+}
+
+/// The largest per-channel absolute difference.
+func maxDifference(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double {
+    let difference = a - b
+    return max(abs(difference.x), abs(difference.y), abs(difference.z))
+}
