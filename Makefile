@@ -20,7 +20,7 @@ fixtures: deps
 
 # The whole suite: unit tests, in-process GStreamer tests, and end-to-end tests of the built CLI binary.
 test: build fixtures
-	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst swift test $(SWIFT_TEST_FLAGS)
+	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst swift test --disable-swift-testing $(SWIFT_TEST_FLAGS)
 
 # Runs the main jobs on a generated sample and prints where the outputs are.
 demo: release
