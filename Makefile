@@ -4,13 +4,24 @@ SHELL := /bin/bash
 FIXTURES := .build/fixtures
 SWIFT_TEST_FLAGS ?=
 
-.PHONY: deps build release fixtures test demo bench clean
+PLUGIN_DIR := .build/gst-plugins
+TEST_PLUGIN_DIR := .build/gst-plugins-debug
+
+.PHONY: deps build release plugin fixtures test demo bench bench-lut clean
 
 deps:
 	@scripts/deps
 
 build: deps
 	swift build
+	swift build --product gstfilmtone
+	@mkdir -p $(TEST_PLUGIN_DIR) && cp .build/debug/libgstfilmtone.so $(TEST_PLUGIN_DIR)/
+
+# The loadable GStreamer plugin: GST_PLUGIN_PATH=$(PLUGIN_DIR) gst-inspect-1.0 ftlut
+plugin: release
+	swift build -c release --product gstfilmtone
+	@mkdir -p $(PLUGIN_DIR) && cp .build/release/libgstfilmtone.so $(PLUGIN_DIR)/
+	@echo "plugin: $(PLUGIN_DIR)/libgstfilmtone.so (GST_PLUGIN_PATH=$(CURDIR)/$(PLUGIN_DIR) gst-inspect-1.0 ftlut)"
 
 release: deps
 	swift build -c release
@@ -20,7 +31,8 @@ fixtures: deps
 
 # The whole suite: unit tests, in-process GStreamer tests, and end-to-end tests of the built CLI binary.
 test: build fixtures
-	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst swift test --disable-swift-testing $(SWIFT_TEST_FLAGS)
+	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst \
+	FTGST_PLUGIN_DIR=$(CURDIR)/$(TEST_PLUGIN_DIR) swift test --disable-swift-testing $(SWIFT_TEST_FLAGS)
 
 # Runs the main jobs on a generated sample and prints where the outputs are.
 demo: release

@@ -7,6 +7,9 @@ let package = Package(
     products: [
         .library(name: "FilmtoneGst", targets: ["FilmtoneGst"]),
         .executable(name: "ftgst", targets: ["ftgst"]),
+        // The loadable GStreamer plugin (libgstfilmtone.so): the same library, exporting
+        // gst_plugin_filmtone_get_desc. `make plugin` copies it to .build/gst-plugins/.
+        .library(name: "gstfilmtone", type: .dynamic, targets: ["FilmtoneGst"]),
     ],
     targets: [
         // Module map over GStreamer (core, base, app, video, pbutils), TurboJPEG and libpng. Include and link

@@ -36,4 +36,29 @@ static inline GParamSpec *ftgst_find_property(gpointer obj, const gchar *name) {
 /// G_PARAM_SPEC_VALUE_TYPE: a macro reading a property's declared type.
 static inline GType ftgst_param_value_type(GParamSpec *spec) { return G_PARAM_SPEC_VALUE_TYPE(spec); }
 
+/// GST_ELEMENT_CLASS / G_OBJECT_CLASS / GST_BASE_TRANSFORM_CLASS / GST_VIDEO_FILTER_CLASS on a class pointer: the
+/// class structs nest (each starts with its parent), so these are plain casts of the same pointer.
+static inline GObjectClass *ftgst_object_class(gpointer klass) { return G_OBJECT_CLASS(klass); }
+static inline GstElementClass *ftgst_element_class(gpointer klass) { return GST_ELEMENT_CLASS(klass); }
+static inline GstBaseTransformClass *ftgst_base_transform_class(gpointer klass) {
+    return GST_BASE_TRANSFORM_CLASS(klass);
+}
+static inline GstVideoFilterClass *ftgst_video_filter_class(gpointer klass) { return GST_VIDEO_FILTER_CLASS(klass); }
+
+/// GST_VIDEO_FRAME_FORMAT / GST_VIDEO_FRAME_PLANE_DATA / GST_VIDEO_FRAME_PLANE_STRIDE: macros over nested fields.
+static inline GstVideoFormat ftgst_video_frame_format(GstVideoFrame *frame) { return GST_VIDEO_FRAME_FORMAT(frame); }
+static inline guint8 *ftgst_video_frame_plane(GstVideoFrame *frame, guint plane) {
+    return (guint8 *)GST_VIDEO_FRAME_PLANE_DATA(frame, plane);
+}
+static inline gint ftgst_video_frame_stride(GstVideoFrame *frame, guint plane) {
+    return GST_VIDEO_FRAME_PLANE_STRIDE(frame, plane);
+}
+
+/// GST_PARAM_MUTABLE_PLAYING: a flag macro built from a shift.
+static inline GParamFlags ftgst_param_mutable_playing(void) { return (GParamFlags)GST_PARAM_MUTABLE_PLAYING; }
+
+/// GST_VERSION_MAJOR / GST_VERSION_MINOR are what a plugin descriptor must carry.
+static inline gint ftgst_version_major(void) { return GST_VERSION_MAJOR; }
+static inline gint ftgst_version_minor(void) { return GST_VERSION_MINOR; }
+
 #endif

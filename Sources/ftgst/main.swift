@@ -7,6 +7,7 @@ let topLevelHelp = """
     ftgst \(FilmtoneVersion.string): thumbnails, looks and exports on GStreamer
     usage: ftgst COMMAND [options]
       thumb URI [options]   extract a thumbnail from a video or photo (ftgst thumb --help)
+      preview SOURCE -o OUT one frame with a film look applied (ftgst preview --help)
       lut inspect FILE      parse a .cube LUT and describe it as JSON (ftgst lut --help)
       --version             print versions
     Errors are one line on stderr, `[CODE] message`, with an exit status per code (docs/CLI.md).
@@ -17,6 +18,7 @@ func runCommand(_ words: [String]) async throws {
     let rest = Array(words.dropFirst())
     switch command {
     case "thumb": try await ThumbCommand.run(rest)
+    case "preview": try await PreviewCommand.run(rest)
     case "lut": try await LUTCommand.run(rest)
     case "--version", "version":
         print("ftgst \(FilmtoneVersion.string) (\(FilmtoneRuntime.gstreamerVersion))")

@@ -324,3 +324,12 @@ final class ThumbCLITests: XCTestCase {
         XCTAssertEqual(leaks, [], "leaked objects")
     }
 }
+
+extension ThumbCLITests {
+    func testAFIFOIsRefusedInsteadOfBlocking() throws {
+        let fifo = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("pipe.mp4").path
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        assertFailure(try Run.ftgst(["thumb", fifo, "--cache-dir", cache.path], timeout: 20), code: "FILE_NOT_FOUND",
+                      status: 66)
+    }
+}

@@ -19,6 +19,19 @@ struct FrameRequest {
     var maxWidth: Int
     var maxHeight: Int
     var timeoutMilliseconds: Int64
+    /// A look applied by `ftlut` after scaling (previews); nil for plain thumbnails.
+    var look: LookSettings? = nil
+    /// How long a local file may take to produce its first caps before it counts as stalled (see
+    /// `FrameGrabber.grab`); remote sources are never judged this way, their data may just be slow.
+    var localStallMilliseconds: Int64 = 5000
+}
+
+/// The `ftlut` settings of a preview: LUT file paths (nil: empty slot), intensity, interpolation.
+struct LookSettings: Equatable {
+    var inputLUT: String?
+    var creativeLUT: String?
+    var intensity: Double
+    var interpolation: Interpolation
 }
 
 /// The driver: builds `FrameRecipe`'s pipeline, prerolls, seeks as the recipe says, and pulls one frame.
@@ -31,7 +44,14 @@ struct FrameGrabber {
 
     func grab() throws -> GrabbedFrame {
         let deadline = Deadline(after: request.timeoutMilliseconds)
-        let pipeline = try Pipeline(launch: FrameRecipe.launchDescription)
+        let pipeline = try Pipeline(launch: FrameRecipe.launchDescription(withLook: request.look != nil))
+        if let look = request.look {
+            let filter = try pipeline.element(named: "look")
+            try filter.setProperty("input-lut", .string(look.inputLUT ?? ""))
+            try filter.setProperty("creative-lut", .string(look.creativeLUT ?? ""))
+            try filter.setProperty("intensity", .double(look.intensity))
+            try filter.setProperty("interpolation", .nick(look.interpolation.rawValue))
+        }
         defer { pipeline.stop() }
 
         let skipper = ReferenceSkipper()
@@ -42,11 +62,13 @@ struct FrameGrabber {
         if request.source.isRemote { configureRemote(source) }
 
         let sizeFilter = try pipeline.element(named: "size")
+        let sawCaps = CancellationFlag()
         let maxWidth = request.maxWidth
         let maxHeight = request.maxHeight
         // Each time upright caps reach the scaler (a JPEG's orientation tag can renegotiate them once), fix the
         // output size before the scaler negotiates: scaling happens in the pipeline, from the display size.
         try pipeline.element(named: "flip").staticPad("src")?.onCapsEvent { caps in
+            sawCaps.set()
             guard let info = caps.video, info.width > 0, info.height > 0 else { return }
             let size = FrameRecipe.outputSize(
                 width: info.width, height: info.height, pixelAspect: info.pixelAspect,
@@ -58,7 +80,30 @@ struct FrameGrabber {
         let sink = AppSink(element: try pipeline.element(named: "sink"))
 
         pipeline.pause()
-        var sample = try waitAndPull(pipeline, sink, deadline, what: "first frame")
+        // decodebin2 (1.22) filters a newly plugged element's errors while it brings it to PAUSED; a demuxer whose
+        // streaming thread fails inside that window (qtdemux on a file without a moov) has its error swallowed, and
+        // the pipeline then waits with no data and no error. A local file that has not produced its first caps
+        // within `localStallMilliseconds` is therefore reported as unreadable instead of waiting out the deadline.
+        var prerolled = false
+        if !request.source.isRemote, request.localStallMilliseconds < request.timeoutMilliseconds {
+            let stallDeadline = Deadline(after: request.localStallMilliseconds)
+            watch: while !stallDeadline.hasPassed && !sawCaps.isSet() {
+                switch pipeline.waitForAsyncDone(deadline: Deadline(after: 50), isCancelled: isCancelled) {
+                case .timedOut: continue
+                case .error(let cause): throw ErrorClassifier.classify(cause, remote: false)
+                case .cancelled: throw FilmtoneError(.cancelled, "cancelled")
+                case .done, .endOfStream:
+                    // Preroll ended (the ASYNC_DONE is consumed here, so the pull below must not wait for it).
+                    prerolled = true
+                    break watch
+                }
+            }
+            if !prerolled && !sawCaps.isSet() {
+                throw FilmtoneError(.decodeFailed, "no video could be read from the file within "
+                    + "\(request.localStallMilliseconds) ms: it is corrupt, truncated or has no video stream")
+            }
+        }
+        var sample = try waitAndPull(pipeline, sink, deadline, what: "first frame", alreadyDone: prerolled)
 
         if sample.caps?.video?.isStill == true {
             return try frame(from: sample, time: .zero, still: true, skipper: skipper)
@@ -101,14 +146,16 @@ struct FrameGrabber {
 
     /// Waits for ASYNC_DONE (preroll or seek done) and pulls the prerolled sample. EOS with no frame — a
     /// truncated file, an empty stream, a seek past the end — is a failure, never a success.
-    private func waitAndPull(_ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, what: String) throws
-        -> Sample
+    private func waitAndPull(_ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, what: String,
+                             alreadyDone: Bool = false) throws -> Sample
     {
-        switch pipeline.waitForAsyncDone(deadline: deadline, isCancelled: isCancelled) {
-        case .done, .endOfStream: break
-        case .error(let cause): throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
-        case .cancelled: throw FilmtoneError(.cancelled, "cancelled")
-        case .timedOut: throw timedOut(what)
+        if !alreadyDone {
+            switch pipeline.waitForAsyncDone(deadline: deadline, isCancelled: isCancelled) {
+            case .done, .endOfStream: break
+            case .error(let cause): throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
+            case .cancelled: throw FilmtoneError(.cancelled, "cancelled")
+            case .timedOut: throw timedOut(what)
+            }
         }
         guard let sample = sink.pullPreroll(timeout: deadline.remaining()) else {
             if deadline.hasPassed { throw timedOut(what) }

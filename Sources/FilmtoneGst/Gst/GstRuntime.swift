@@ -10,6 +10,8 @@ enum GstRuntime {
             return .failure(FilmtoneError(.internalError, "GStreamer could not start: \(message)"))
         }
         preferJPEGParser()
+        // ftgst's own elements (ftlut), available to every pipeline of this process without a plugin file.
+        LUTFilterElement.registerStatically()
         return .success(())
     }()
 

@@ -13,6 +13,10 @@ enum ErrorClassifier {
 
     static func code(for cause: FilmtoneError.GStreamerCause, remote: Bool) -> FilmtoneError.Code {
         if let factory = cause.factory, httpSources.contains(factory) { return .remoteFetchFailed }
+        if cause.factory == LUTFilterElement.factoryName {
+            // ftlut reports an unreadable file as NOT_FOUND and a file that does not parse as SETTINGS.
+            return cause.domain == "resource" && cause.code == GstErrorCode.resourceNotFound ? .fileNotFound : .lutInvalid
+        }
         switch (cause.domain, cause.code) {
         case ("core", GstErrorCode.coreMissingPlugin), ("stream", GstErrorCode.streamCodecNotFound):
             return .unsupportedFormat

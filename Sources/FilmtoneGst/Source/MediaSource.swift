@@ -72,6 +72,11 @@ public enum MediaSource: Equatable, Sendable {
             throw FilmtoneError(.fileNotFound, "no such file: \(path)")
         }
         guard !isDirectory.boolValue else { throw FilmtoneError(.fileNotFound, "is a directory, not a file: \(path)") }
+        // A FIFO or device would block filesrc's open() inside a state change, beyond any deadline.
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw FilmtoneError(.fileNotFound, "not a regular file: \(path)")
+        }
     }
 }
 

@@ -45,49 +45,36 @@ public struct ThumbnailResult: Equatable, Sendable {
 
 /// A validated request: every value checked, the source parsed, the output path resolved.
 struct ThumbnailRequest {
-    var source: MediaSource
-    var headers: [HTTPHeader]
-    var time: ClockTime
-    var tolerance: ClockTime
-    var maxWidth: Int
-    var maxHeight: Int
+    var frame: FrameRequest
     var format: ImageFormat
     var quality: Double
     var cacheDirectory: URL
     var fileName: String
     var cacheCapBytes: Int64
-    var timeoutMilliseconds: Int64
 
+    var source: MediaSource { frame.source }
+    var time: ClockTime { frame.time }
+    var tolerance: ClockTime { frame.tolerance }
     var output: URL { cacheDirectory.appendingPathComponent(fileName) }
 
     /// Checks every option; throws `INVALID_ARGUMENT`, `INVALID_URL` or `UNSUPPORTED_FORMAT`. Touches no file.
     init(_ options: ThumbnailOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         func invalid(_ message: String) -> FilmtoneError { FilmtoneError(.invalidArgument, message) }
-        guard options.timeMilliseconds >= 0 else { throw invalid("--time-ms must not be negative") }
-        guard options.toleranceMilliseconds >= 0 else { throw invalid("--tolerance-ms must not be negative") }
-        guard options.maxWidth > 0, options.maxWidth <= 16384 else { throw invalid("--max-width must be 1…16384") }
-        guard options.maxHeight > 0, options.maxHeight <= 16384 else { throw invalid("--max-height must be 1…16384") }
-        guard options.quality.isFinite, (0...1).contains(options.quality) else {
-            throw invalid("--quality must be between 0 and 1")
-        }
         guard options.cacheCapMegabytes > 0 else { throw invalid("--cache-cap-mb must be positive") }
-        guard options.timeoutMilliseconds > 0 else { throw invalid("--timeout-ms must be positive") }
         let name = options.cacheName ?? "thumb-\(UUID().uuidString.lowercased())"
         guard !name.isEmpty, !name.contains("/"), !name.contains(".."), !name.contains("\0"), !name.hasPrefix(".")
         else { throw invalid("--cache-name must be a plain file name (no '/', no '..', not hidden): \(name)") }
-
-        format = try ImageFormat.parse(options.format)
-        headers = try options.headers.map(HTTPHeader.parse)
-        source = try MediaSource.parse(options.source)
-        time = .milliseconds(options.timeMilliseconds)
-        tolerance = .milliseconds(options.toleranceMilliseconds)
-        maxWidth = options.maxWidth
-        maxHeight = options.maxHeight
-        quality = options.quality
+        let common = try FrameOptions(
+            source: options.source, headers: options.headers, timeMilliseconds: options.timeMilliseconds,
+            toleranceMilliseconds: options.toleranceMilliseconds, maxWidth: options.maxWidth,
+            maxHeight: options.maxHeight, format: options.format, quality: options.quality,
+            timeoutMilliseconds: options.timeoutMilliseconds)
+        frame = common.frameRequest
+        format = common.format
+        quality = common.quality
         cacheDirectory = URL(fileURLWithPath: options.cacheDirectory ?? ThumbnailRequest.defaultCacheDirectory(environment))
         fileName = "\(name).\(format.fileExtension)"
         cacheCapBytes = options.cacheCapMegabytes * 1024 * 1024
-        timeoutMilliseconds = options.timeoutMilliseconds
     }
 
     /// `$XDG_CACHE_HOME/ftgst/thumbnails`, else `$HOME/.cache/ftgst/thumbnails`.
@@ -104,17 +91,7 @@ public enum Thumbnails {
     /// pipeline within ~50 ms and throws `CANCELLED`; nothing is left in the cache folder on any failure.
     public static func make(_ options: ThumbnailOptions) async throws -> ThumbnailResult {
         let request = try ThumbnailRequest(options)
-        let cancelled = CancellationFlag()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                // The job blocks on bus waits with deadlines: keep it off the cooperative thread pool.
-                Thread.detachNewThread {
-                    continuation.resume(with: Result { try run(request, isCancelled: cancelled.isSet) })
-                }
-            }
-        } onCancel: {
-            cancelled.set()
-        }
+        return try await runDetached { isCancelled in try run(request, isCancelled: isCancelled) }
     }
 
     /// The synchronous job.
@@ -123,13 +100,7 @@ public enum Thumbnails {
         try request.source.checkExists()
         try CacheDirectory.prepare(request.cacheDirectory)
 
-        let frame = try FrameGrabber(
-            request: FrameRequest(
-                source: request.source, headers: request.headers, time: request.time, tolerance: request.tolerance,
-                maxWidth: request.maxWidth, maxHeight: request.maxHeight,
-                timeoutMilliseconds: request.timeoutMilliseconds),
-            isCancelled: isCancelled
-        ).grab()
+        let frame = try FrameGrabber(request: request.frame, isCancelled: isCancelled).grab()
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
 
         let encoded = try ImageEncoder.encode(frame.image, format: request.format, quality: request.quality)

@@ -1,0 +1,42 @@
+import Foundation
+
+/// The checks every frame job shares (thumbnails, previews): source, headers, time, size, image format, deadline.
+/// Throws `INVALID_ARGUMENT`, `INVALID_URL` or `UNSUPPORTED_FORMAT`; touches no file.
+struct FrameOptions {
+    var frameRequest: FrameRequest
+    var format: ImageFormat
+    var quality: Double
+
+    init(source: String, headers: [String], timeMilliseconds: Int64, toleranceMilliseconds: Int64, maxWidth: Int,
+         maxHeight: Int, format: String, quality: Double, timeoutMilliseconds: Int64) throws
+    {
+        func invalid(_ message: String) -> FilmtoneError { FilmtoneError(.invalidArgument, message) }
+        guard timeMilliseconds >= 0 else { throw invalid("--time-ms must not be negative") }
+        guard toleranceMilliseconds >= 0 else { throw invalid("--tolerance-ms must not be negative") }
+        guard maxWidth > 0, maxWidth <= 16384 else { throw invalid("--max-width must be 1…16384") }
+        guard maxHeight > 0, maxHeight <= 16384 else { throw invalid("--max-height must be 1…16384") }
+        guard quality.isFinite, (0...1).contains(quality) else { throw invalid("--quality must be between 0 and 1") }
+        guard timeoutMilliseconds > 0 else { throw invalid("--timeout-ms must be positive") }
+        self.format = try ImageFormat.parse(format)
+        self.quality = quality
+        frameRequest = FrameRequest(
+            source: try MediaSource.parse(source), headers: try headers.map(HTTPHeader.parse),
+            time: .milliseconds(timeMilliseconds), tolerance: .milliseconds(toleranceMilliseconds),
+            maxWidth: maxWidth, maxHeight: maxHeight, timeoutMilliseconds: timeoutMilliseconds)
+    }
+}
+
+/// Runs a blocking job (bus waits with deadlines) on its own thread, off the cooperative pool, and turns task
+/// cancellation into the flag the job polls.
+func runDetached<T>(_ job: @escaping (@escaping () -> Bool) throws -> T) async throws -> T {
+    let cancelled = CancellationFlag()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try job(cancelled.isSet) })
+            }
+        }
+    } onCancel: {
+        cancelled.set()
+    }
+}

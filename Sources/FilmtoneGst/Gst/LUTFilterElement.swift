@@ -1,0 +1,364 @@
+internal import CGst
+import Foundation
+
+// MARK: - ftlut: a GstVideoFilter written in Swift
+//
+// gst-launch-1.0 videotestsrc num-buffers=30 ! ftlut creative-lut=look.cube intensity=0.8 ! videoconvert ! fakesink
+//
+// Two LUT slots (an input transform, then a creative look blended by intensity) applied in place to packed 8-bit
+// RGB frames. The `.cube` files are parsed once, in start(); the frame loop is `LUTKernel`. A file that cannot be
+// read posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, both from this element: the library
+// maps them to FILE_NOT_FOUND and LUT_INVALID.
+//
+// The GObject type is registered by hand (the C macros G_DEFINE_TYPE & co. do not exist for Swift): class and
+// instance sizes are the parent's (from g_type_query) plus one pointer, which holds the element's Swift state.
+
+/// Property defaults and ids, next to the properties (as GStreamer's own elements keep them).
+enum LUTFilterDefaults {
+    static let intensity = 1.0
+    static let interpolation = Interpolation.tetrahedral
+}
+
+private enum PropertyID: guint {
+    case inputLUT = 1
+    case creativeLUT
+    case intensity
+    case interpolation
+}
+
+/// The element's state: user settings (written by set_property on any thread) apart from what is derived from
+/// them when the element starts (the parsed look and its kernel), as gst-plugins-rs elements keep them.
+final class LUTFilterState: @unchecked Sendable {
+    struct Settings: Equatable {
+        var inputLUT: String? = nil
+        var creativeLUT: String? = nil
+        var intensity = LUTFilterDefaults.intensity
+        var interpolation = LUTFilterDefaults.interpolation
+    }
+
+    private let lock = NSLock()
+    private var settings = Settings()
+    /// The settings `kernel` was built for; a property change makes them differ and the kernel is rebuilt
+    /// (intensity and interpolation changes apply to the next frame; LUT files are read only in start()).
+    private var builtFor: Settings? = nil
+    private var luts: (input: CubeLUT?, creative: CubeLUT?) = (nil, nil)
+    private var kernel: LUTKernel? = nil
+    var layout: PackedRGBLayout? = nil
+
+    func update(_ change: (inout Settings) -> Void) {
+        lock.lock()
+        change(&settings)
+        lock.unlock()
+    }
+
+    var current: Settings {
+        lock.lock()
+        defer { lock.unlock() }
+        return settings
+    }
+
+    /// Parses the LUT files of the current settings. Throws `FilmtoneError` (FILE_NOT_FOUND / LUT_INVALID).
+    func start() throws -> Bool {
+        let wanted = current
+        let input = try wanted.inputLUT.flatMap { $0.isEmpty ? nil : try CubeLUT.load(path: $0) }
+        let creative = try wanted.creativeLUT.flatMap { $0.isEmpty ? nil : try CubeLUT.load(path: $0) }
+        lock.lock()
+        luts = (input, creative)
+        kernel = nil
+        builtFor = nil
+        lock.unlock()
+        return input != nil || creative != nil
+    }
+
+    func stop() {
+        lock.lock()
+        luts = (nil, nil)
+        kernel = nil
+        builtFor = nil
+        lock.unlock()
+    }
+
+    /// The kernel for the current settings, built on first use after start() or a property change.
+    func currentKernel() throws -> LUTKernel {
+        lock.lock()
+        defer { lock.unlock() }
+        if let kernel, builtFor == settings { return kernel }
+        let look = try Look(inputLUT: luts.input, creativeLUT: luts.creative, intensity: settings.intensity,
+                            interpolation: settings.interpolation)
+        let built = LUTKernel(look: look)
+        kernel = built
+        builtFor = settings
+        return built
+    }
+}
+
+/// Registration of the `ftlut` element type and of the `filmtone` plugin that carries it.
+enum LUTFilterElement {
+    static let factoryName = "ftlut"
+    static let typeName = "GstFtLut"
+
+    /// The caps both pads accept: packed 8-bit RGB in any channel order (the kernel addresses channels by offset).
+    static let formats: [(String, PackedRGBLayout)] = [
+        ("RGBx", .rgbx), ("BGRx", .bgrx), ("xRGB", .xrgb), ("xBGR", .xbgr),
+        ("RGBA", .rgbx), ("BGRA", .bgrx), ("ARGB", .xrgb), ("ABGR", .xbgr),
+        ("RGB", .rgb), ("BGR", .bgr),
+    ]
+    static var capsDescription: String {
+        "video/x-raw, format=(string){ \(formats.map(\.0).joined(separator: ", ")) }, "
+            + "width=(int)[ 1, max ], height=(int)[ 1, max ], framerate=(fraction)[ 0/1, max ]"
+    }
+
+    /// Instance layout: the parent's instance, then one pointer to the retained `LUTFilterState`.
+    fileprivate static var stateOffset = 0
+    fileprivate static var parentClass: UnsafeMutableRawPointer? = nil
+    fileprivate static let debugCategory: UnsafeMutablePointer<GstDebugCategory>? =
+        _gst_debug_category_new("ftlut", 0, "ftgst film-look LUT filter")
+
+    /// The GType, registered once per process (a second copy of this code, e.g. the loadable plugin inside a
+    /// process that already registered it statically, finds the existing type by name).
+    static let type: GType = {
+        let existing = g_type_from_name(typeName)
+        if existing != 0 { return existing }
+        var query = GTypeQuery()
+        g_type_query(gst_video_filter_get_type(), &query)
+        stateOffset = Int(query.instance_size)
+        let pointerSize = MemoryLayout<UnsafeMutableRawPointer>.size
+        stateOffset = (stateOffset + pointerSize - 1) / pointerSize * pointerSize
+        return g_type_register_static_simple(
+            gst_video_filter_get_type(), typeName, query.class_size, classInit,
+            guint(stateOffset + pointerSize), instanceInit, GTypeFlags(rawValue: 0))
+    }()
+
+    /// The interpolation enum type for the `interpolation` property (`g_enum_register_static` keeps pointers to
+    /// its table forever, so the table and its strings are allocated once and never freed).
+    static let interpolationType: GType = {
+        let name = "GstFtLutInterpolation"
+        let existing = g_type_from_name(name)
+        if existing != 0 { return existing }
+        let cases = Interpolation.allCases
+        let table = UnsafeMutablePointer<GEnumValue>.allocate(capacity: cases.count + 1)
+        for (index, method) in cases.enumerated() {
+            table[index] = GEnumValue(value: gint(index), value_name: strdup(method.rawValue.capitalized),
+                                      value_nick: strdup(method.rawValue))
+        }
+        table[cases.count] = GEnumValue(value: 0, value_name: nil, value_nick: nil)
+        return g_enum_register_static(name, table)
+    }()
+
+    /// Registers `ftlut` in `plugin` (`gst_element_register`).
+    static func register(in plugin: OpaquePointer?) -> Bool {
+        gst_element_register(plugin, factoryName, guint(GST_RANK_NONE.rawValue), type) != 0
+    }
+
+    /// Makes `ftlut` available inside this process without a plugin file (`gst_plugin_register_static`).
+    static func registerStatically() {
+        guard gst_element_factory_find(factoryName) == nil else { return }
+        // The descriptor's permanent strings: gst_plugin_register_static may keep the pointers it is given.
+        let d = PluginDescriptor.pointer.pointee
+        _ = gst_plugin_register_static(d.major_version, d.minor_version, d.name, d.description, pluginInit,
+                                       d.version, d.license, d.source, d.package, d.origin)
+    }
+
+    /// The `plugin_init` of the `filmtone` plugin, static or loaded from libgstfilmtone.so.
+    static let pluginInit: @convention(c) (OpaquePointer?) -> gboolean = { plugin in
+        LUTFilterElement.register(in: plugin) ? 1 : 0
+    }
+
+    fileprivate static func state(of instance: UnsafeMutableRawPointer) -> LUTFilterState {
+        let slot = (instance + stateOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        return Unmanaged<LUTFilterState>.fromOpaque(slot.pointee!).takeUnretainedValue()
+    }
+
+    fileprivate static func log(_ level: GstDebugLevel, _ object: UnsafeMutableRawPointer?, _ message: String) {
+        guard let category = debugCategory, level.rawValue <= category.pointee.threshold else { return }
+        gst_debug_log_literal(category, level, #fileID, "ftlut", 0, object?.assumingMemoryBound(to: GObject.self),
+                              message)
+    }
+
+    /// Posts an ERROR message from the element (what GST_ELEMENT_ERROR does; the macro is not importable).
+    fileprivate static func postError(_ element: UnsafeMutableRawPointer, _ error: FilmtoneError) {
+        let code = error.code == .fileNotFound ? GST_RESOURCE_ERROR_NOT_FOUND : GST_RESOURCE_ERROR_SETTINGS
+        // gst_element_message_full takes ownership of both strings.
+        gst_element_message_full(
+            element.assumingMemoryBound(to: GstElement.self), GST_MESSAGE_ERROR, gst_resource_error_quark(),
+            gint(code.rawValue), g_strdup(error.message), g_strdup("\(error.code.rawValue): \(error.message)"),
+            #fileID, "start", 0)
+    }
+
+    // MARK: - GObject vfuncs
+
+    private static let classInit: @convention(c) (gpointer?, gpointer?) -> Void = { klass, _ in
+        guard let klass else { return }
+        parentClass = g_type_class_peek_parent(klass)
+        let objectClass = ftgst_object_class(klass)!
+        objectClass.pointee.set_property = setProperty
+        objectClass.pointee.get_property = getProperty
+        objectClass.pointee.finalize = finalize
+
+        // No G_PARAM_STATIC_STRINGS: Swift passes Strings to C as temporary buffers, so GLib must copy them.
+        let readWrite = G_PARAM_READWRITE
+        let controllable = GParamFlags(rawValue: readWrite.rawValue | ftgst_param_mutable_playing().rawValue)
+        g_object_class_install_property(objectClass, PropertyID.inputLUT.rawValue, g_param_spec_string(
+            "input-lut", "Input LUT", "Path of a .cube file applied first (e.g. log to display); empty: none",
+            nil, readWrite))
+        g_object_class_install_property(objectClass, PropertyID.creativeLUT.rawValue, g_param_spec_string(
+            "creative-lut", "Creative LUT", "Path of a .cube file with the look, applied second; empty: none",
+            nil, readWrite))
+        g_object_class_install_property(objectClass, PropertyID.intensity.rawValue, g_param_spec_double(
+            "intensity", "Intensity", "Blend of the creative LUT: out = x + (look(x) - x) * intensity",
+            0, 1, LUTFilterDefaults.intensity, controllable))
+        g_object_class_install_property(objectClass, PropertyID.interpolation.rawValue, g_param_spec_enum(
+            "interpolation", "Interpolation", "How 3D tables are sampled between nodes", interpolationType,
+            gint(Interpolation.allCases.firstIndex(of: LUTFilterDefaults.interpolation)!), controllable))
+
+        let elementClass = ftgst_element_class(klass)!
+        // set_metadata, not set_static_metadata: the strings are temporary (see above) and must be copied.
+        gst_element_class_set_metadata(
+            elementClass, "Film look LUT", "Filter/Effect/Video",
+            "Applies an input-transform 3D LUT, then a creative 3D LUT blended by intensity (.cube files)", "ftgst")
+        for (name, direction) in [("sink", GST_PAD_SINK), ("src", GST_PAD_SRC)] {
+            let caps = gst_caps_from_string(capsDescription)
+            gst_element_class_add_pad_template(elementClass, gst_pad_template_new(name, direction, GST_PAD_ALWAYS, caps))
+            gst_caps_unref(caps)  // the template took its own reference
+        }
+
+        let transformClass = ftgst_base_transform_class(klass)!
+        transformClass.pointee.start = start
+        transformClass.pointee.stop = stop
+        let filterClass = ftgst_video_filter_class(klass)!
+        filterClass.pointee.set_info = setInfo
+        filterClass.pointee.transform_frame_ip = transformFrameInPlace
+    }
+
+    private static let instanceInit: @convention(c) (UnsafeMutablePointer<GTypeInstance>?, gpointer?) -> Void = {
+        instance, _ in
+        guard let instance else { return }
+        let slot = (UnsafeMutableRawPointer(instance) + stateOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        slot.pointee = Unmanaged.passRetained(LUTFilterState()).toOpaque()
+    }
+
+    private static let finalize: @convention(c) (UnsafeMutablePointer<GObject>?) -> Void = { object in
+        guard let object else { return }
+        let slot = (UnsafeMutableRawPointer(object) + stateOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        if let state = slot.pointee { Unmanaged<LUTFilterState>.fromOpaque(state).release() }
+        slot.pointee = nil
+        let parent = parentClass!.assumingMemoryBound(to: GObjectClass.self)
+        parent.pointee.finalize?(object)
+    }
+
+    private static let setProperty: @convention(c) (
+        UnsafeMutablePointer<GObject>?, guint, UnsafePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
+    ) -> Void = { object, id, value, _ in
+        guard let object, let value, let property = PropertyID(rawValue: id) else { return }
+        let state = state(of: UnsafeMutableRawPointer(object))
+        switch property {
+        case .inputLUT:
+            let path = GLib.borrowString(g_value_get_string(value))
+            state.update { $0.inputLUT = path }
+        case .creativeLUT:
+            let path = GLib.borrowString(g_value_get_string(value))
+            state.update { $0.creativeLUT = path }
+        case .intensity:
+            let intensity = g_value_get_double(value)
+            state.update { $0.intensity = intensity }
+        case .interpolation:
+            let index = Int(g_value_get_enum(value))
+            let method = Interpolation.allCases.indices.contains(index) ? Interpolation.allCases[index] : .tetrahedral
+            state.update { $0.interpolation = method }
+        }
+    }
+
+    private static let getProperty: @convention(c) (
+        UnsafeMutablePointer<GObject>?, guint, UnsafeMutablePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
+    ) -> Void = { object, id, value, _ in
+        guard let object, let value, let property = PropertyID(rawValue: id) else { return }
+        let settings = state(of: UnsafeMutableRawPointer(object)).current
+        switch property {
+        case .inputLUT: g_value_set_string(value, settings.inputLUT)
+        case .creativeLUT: g_value_set_string(value, settings.creativeLUT)
+        case .intensity: g_value_set_double(value, settings.intensity)
+        case .interpolation:
+            g_value_set_enum(value, gint(Interpolation.allCases.firstIndex(of: settings.interpolation) ?? 0))
+        }
+    }
+
+    // MARK: - GstBaseTransform / GstVideoFilter vfuncs
+
+    /// Parses the LUT files, once per start. No LUT at all: pass-through (buffers are not even mapped).
+    private static let start: @convention(c) (UnsafeMutablePointer<GstBaseTransform>?) -> gboolean = { transform in
+        guard let transform else { return 0 }
+        let element = UnsafeMutableRawPointer(transform)
+        do {
+            let hasLUT = try state(of: element).start()
+            gst_base_transform_set_passthrough(transform, hasLUT ? 0 : 1)
+            log(GST_LEVEL_INFO, element, hasLUT ? "LUTs loaded" : "no LUT set: pass-through")
+            return 1
+        } catch let error as FilmtoneError {
+            postError(element, error)
+            return 0
+        } catch {
+            postError(element, FilmtoneError(.lutInvalid, "\(error)"))
+            return 0
+        }
+    }
+
+    private static let stop: @convention(c) (UnsafeMutablePointer<GstBaseTransform>?) -> gboolean = { transform in
+        guard let transform else { return 0 }
+        state(of: UnsafeMutableRawPointer(transform)).stop()
+        return 1
+    }
+
+    /// Negotiated caps: remember where R, G and B sit in a pixel.
+    private static let setInfo: @convention(c) (
+        UnsafeMutablePointer<GstVideoFilter>?, UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstVideoInfo>?,
+        UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstVideoInfo>?
+    ) -> gboolean = { filter, _, inInfo, _, _ in
+        guard let filter, let inInfo, let formatInfo = inInfo.pointee.finfo else { return 0 }
+        let name = GLib.borrowString(formatInfo.pointee.name) ?? ""
+        guard let layout = formats.first(where: { $0.0 == name })?.1 else { return 0 }
+        state(of: UnsafeMutableRawPointer(filter)).layout = layout
+        return 1
+    }
+
+    /// The frame, in place, rows walked by stride (padding never touched).
+    private static let transformFrameInPlace: @convention(c) (
+        UnsafeMutablePointer<GstVideoFilter>?, UnsafeMutablePointer<GstVideoFrame>?
+    ) -> GstFlowReturn = { filter, frame in
+        guard let filter, let frame, let data = ftgst_video_frame_plane(frame, 0) else { return GST_FLOW_ERROR }
+        let element = UnsafeMutableRawPointer(filter)
+        let state = state(of: element)
+        guard let layout = state.layout else { return GST_FLOW_NOT_NEGOTIATED }
+        do {
+            let kernel = try state.currentKernel()
+            kernel.apply(to: data, width: Int(frame.pointee.info.width), height: Int(frame.pointee.info.height),
+                         stride: Int(ftgst_video_frame_stride(frame, 0)), layout: layout)
+            return GST_FLOW_OK
+        } catch {
+            postError(element, (error as? FilmtoneError) ?? FilmtoneError(.lutInvalid, "\(error)"))
+            return GST_FLOW_ERROR
+        }
+    }
+}
+
+// MARK: - The loadable plugin's entry point
+
+/// `gst_plugin_filmtone_get_desc`: what GStreamer's loader looks up in libgstfilmtone.so (the name comes from the
+/// file name). The descriptor and its strings live for the whole process.
+@_cdecl("gst_plugin_filmtone_get_desc")
+public func gstPluginFilmtoneGetDesc() -> UnsafeRawPointer {
+    UnsafeRawPointer(PluginDescriptor.pointer)
+}
+
+fileprivate enum PluginDescriptor {
+    static let pointer: UnsafeMutablePointer<GstPluginDesc> = {
+        let descriptor = UnsafeMutablePointer<GstPluginDesc>.allocate(capacity: 1)
+        descriptor.initialize(to: GstPluginDesc(
+            major_version: ftgst_version_major(), minor_version: ftgst_version_minor(),
+            name: UnsafePointer(strdup("filmtone")), description: UnsafePointer(strdup("ftgst film looks")),
+            plugin_init: LUTFilterElement.pluginInit, version: UnsafePointer(strdup(FilmtoneVersion.string)),
+            license: UnsafePointer(strdup("MIT/X11")), source: UnsafePointer(strdup("ftgst")),
+            package: UnsafePointer(strdup("ftgst")), origin: UnsafePointer(strdup("https://ftgst.invalid")),
+            release_datetime: nil, _gst_reserved: (nil, nil, nil, nil)))
+        return descriptor
+    }()
+}

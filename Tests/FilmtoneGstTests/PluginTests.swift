@@ -1,0 +1,73 @@
+import XCTest
+@testable import FilmtoneGst
+
+/// The loadable plugin (libgstfilmtone.so, built by `make build`) in plain GStreamer tools, outside ftgst.
+final class PluginTests: XCTestCase {
+    private var pluginDirectory: String {
+        ProcessInfo.processInfo.environment["FTGST_PLUGIN_DIR"]
+            ?? TestEnvironment.packageRoot.appendingPathComponent(".build/gst-plugins-debug").path
+    }
+
+    private func gst(_ tool: String, _ arguments: [String]) throws -> ProcessResult {
+        XCTAssertTrue(FileManager.default.fileExists(atPath: pluginDirectory + "/libgstfilmtone.so"),
+                      "plugin not built: run `make build` (copies it to \(pluginDirectory))")
+        return try Run.process(URL(fileURLWithPath: "/usr/bin/env"), [tool] + arguments,
+                               environment: ["GST_PLUGIN_PATH": pluginDirectory,
+                                             // A private registry, so no stale cache from another build is used.
+                                             "GST_REGISTRY": FileManager.default.temporaryDirectory
+                                                 .appendingPathComponent("ftgst-registry-\(UUID().uuidString).bin").path])
+    }
+
+    func testInspectDocumentsTheElement() throws {
+        let result = try gst("gst-inspect-1.0", ["ftlut"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        for text in ["Film look LUT", "filmtone", "input-lut", "creative-lut", "intensity", "interpolation",
+                     "tetrahedral", "trilinear", "nearest", "RGBx"] {
+            XCTAssertTrue(result.stdout.contains(text), "gst-inspect-1.0 ftlut lacks \(text)")
+        }
+    }
+
+    func testGstLaunchAppliesTheSameLookAsFtgst() throws {
+        let look = LUTFilterElementTests.look
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        // The launch line runs as is.
+        let plain = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=30", "!", "ftlut", "creative-lut=\(look)",
+                                               "!", "videoconvert", "!", "fakesink"])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        // One RGB frame through the plugin, against the same frame through ftgst's in-process element.
+        let raw = folder.appendingPathComponent("frame.rgb").path
+        let launched = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!",
+                                                  "video/x-raw,format=RGB,width=64,height=48", "!", "ftlut",
+                                                  "creative-lut=\(look)", "intensity=0.7", "!", "filesink",
+                                                  "location=\(raw)"])
+        XCTAssertEqual(launched.status, 0, launched.stderr)
+        let pluginBytes = try XCTUnwrap(FileManager.default.contents(atPath: raw))
+        let input = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!",
+                                               "video/x-raw,format=RGB,width=64,height=48", "!", "filesink",
+                                               "location=\(raw).in"])
+        XCTAssertEqual(input.status, 0, input.stderr)
+        let inputBytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: raw + ".in")))
+        XCTAssertEqual(pluginBytes.count, 64 * 48 * 3)
+        XCTAssertNotEqual([UInt8](pluginBytes), inputBytes)
+        let reference = try Look(inputLUT: nil, creativeLUT: try CubeLUT.load(path: look), intensity: 0.7,
+                                 interpolation: .tetrahedral)
+        var worst = 0
+        for index in stride(from: 0, to: pluginBytes.count, by: 3) {
+            let rgb = SIMD3<Double>(Double(inputBytes[index]), Double(inputBytes[index + 1]),
+                                    Double(inputBytes[index + 2])) / 255
+            let expected = reference.apply(rgb)
+            let want = [LUTKernel.code(expected.x), LUTKernel.code(expected.y), LUTKernel.code(expected.z)]
+            for channel in 0..<3 { worst = max(worst, abs(Int(pluginBytes[index + channel]) - Int(want[channel]))) }
+        }
+        XCTAssertLessThanOrEqual(worst, 1, "the plugin's pixels against the reference look")
+    }
+
+    func testABadLUTFailsTheLaunchWithTheFileAndLine() throws {
+        let bad = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("bad.cube")
+        try Data("LUT_3D_SIZE 2\n0 0 0\n".utf8).write(to: bad)
+        let result = try gst("gst-launch-1.0", ["videotestsrc", "num-buffers=1", "!", "ftlut", "creative-lut=\(bad.path)",
+                                                "!", "fakesink"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue((result.stdout + result.stderr).contains("bad.cube:2:"), result.stdout + result.stderr)
+    }
+}
