@@ -92,29 +92,13 @@ final class Element {
             gst_util_set_object_arg(GLib.cast(pointer, to: GObject.self), name, text)
             return
         case .string(let text):
-            var source = GValue()
-            g_value_init(&source, ftgst_type_string())
-            defer { g_value_unset(&source) }
-            g_value_set_string(&source, text)
-            guard g_value_transform(&source, &converted) != 0 else { throw mismatch(name, value) }
+            try convert(into: &converted, from: ftgst_type_string(), name, value) { g_value_set_string(&$0, text) }
         case .int(let number):
-            var source = GValue()
-            g_value_init(&source, ftgst_type_int64())
-            defer { g_value_unset(&source) }
-            g_value_set_int64(&source, gint64(number))
-            guard g_value_transform(&source, &converted) != 0 else { throw mismatch(name, value) }
+            try convert(into: &converted, from: ftgst_type_int64(), name, value) { g_value_set_int64(&$0, gint64(number)) }
         case .double(let number):
-            var source = GValue()
-            g_value_init(&source, ftgst_type_double())
-            defer { g_value_unset(&source) }
-            g_value_set_double(&source, number)
-            guard g_value_transform(&source, &converted) != 0 else { throw mismatch(name, value) }
+            try convert(into: &converted, from: ftgst_type_double(), name, value) { g_value_set_double(&$0, number) }
         case .bool(let flag):
-            var source = GValue()
-            g_value_init(&source, ftgst_type_boolean())
-            defer { g_value_unset(&source) }
-            g_value_set_boolean(&source, flag ? 1 : 0)
-            guard g_value_transform(&source, &converted) != 0 else { throw mismatch(name, value) }
+            try convert(into: &converted, from: ftgst_type_boolean(), name, value) { g_value_set_boolean(&$0, flag ? 1 : 0) }
         case .caps(let caps):
             guard target == ftgst_type_caps() else { throw mismatch(name, value) }
             gst_value_set_caps(&converted, caps.pointer)  // adds its own reference
@@ -131,6 +115,18 @@ final class Element {
             gst_structure_free(structure)
         }
         g_object_set_property(GLib.cast(pointer, to: GObject.self), name, &converted)
+    }
+
+    /// Fills a GValue of a fundamental `type` with `set`, then converts it to the property's own type
+    /// (`g_value_transform`: int64 → uint, double → float, …); a conversion GLib refuses is a recipe mistake.
+    private func convert(into target: inout GValue, from type: GType, _ name: String, _ value: PropertyValue,
+                         _ set: (inout GValue) -> Void) throws
+    {
+        var source = GValue()
+        g_value_init(&source, type)
+        defer { g_value_unset(&source) }
+        set(&source)
+        guard g_value_transform(&source, &target) != 0 else { throw mismatch(name, value) }
     }
 
     private func mismatch(_ name: String, _ value: PropertyValue) -> FilmtoneError {
