@@ -41,5 +41,9 @@ demo: release
 bench: release
 	bench/thumb.sh
 
+# LUTKernel against ffmpeg's lut3d: CPU time per 1080p frame, table build, memory, accuracy (bench/README.md).
+bench-lut: release
+	bench/lut.sh
+
 clean:
 	rm -rf .build demo-out

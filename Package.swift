@@ -25,6 +25,8 @@ let package = Package(
         ),
         .target(name: "FilmtoneGst", dependencies: ["CGst"]),
         .executableTarget(name: "ftgst", dependencies: ["FilmtoneGst"]),
+        // Micro-benchmarks of FilmtoneGst's hot loops through its public API (bench/lut.sh); not installed.
+        .executableTarget(name: "ftgst-bench", dependencies: ["FilmtoneGst"]),
         .testTarget(name: "FilmtoneGstTests", dependencies: ["FilmtoneGst", "CGst"]),
     ]
 )

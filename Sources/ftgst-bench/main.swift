@@ -1,0 +1,334 @@
+import Dispatch
+import FilmtoneGst
+import Foundation
+
+// ftgst-bench: times FilmtoneGst's hot loops through the public API, for bench/lut.sh (see bench/README.md).
+// Prints one JSON object per command on stdout; errors go to stderr with exit status 2 (usage) or 1 (failure).
+
+let help = """
+    usage: ftgst-bench COMMAND [options]
+      write-cube OUT [--size N]          write the synthetic film look as an N³ .cube (default 33)
+      lut --cube FILE --frame RGB24 --width W --height H [--frames N] [--interpolation NAME]
+          [--creative FILE --intensity T] [--out RGB24] [--threads 1] [--builds N]
+                                         time LUTKernel.apply on the frame as RGB and RGBx: CPU and wall
+                                         per frame (median of N, default 60, after 3 warm-ups), table
+                                         build time, peak RSS; --out writes the RGB result;
+                                         --threads 1 applies in bands small enough to stay on one thread;
+                                         --builds N builds the kernel N times (first and median reported)
+      lut-check --cube FILE [--creative FILE --intensity T] [--interpolation NAME|all]
+                                         every one of the 2²⁴ 8-bit inputs against the Double reference
+    """
+
+struct UsageError: Error, CustomStringConvertible { var description: String }
+
+// MARK: - Arguments
+
+struct Options {
+    var positional: [String] = []
+    var named: [String: String] = [:]
+
+    init(_ words: ArraySlice<String>) throws {
+        var words = words
+        while let word = words.popFirst() {
+            if word.hasPrefix("--") {
+                guard let value = words.popFirst() else { throw UsageError(description: "\(word) needs a value") }
+                named[String(word.dropFirst(2))] = value
+            } else {
+                positional.append(word)
+            }
+        }
+    }
+
+    func string(_ name: String) throws -> String {
+        guard let value = named[name] else { throw UsageError(description: "--\(name) is required") }
+        return value
+    }
+
+    func int(_ name: String, default fallback: Int? = nil) throws -> Int {
+        guard let text = named[name] else {
+            if let fallback { return fallback }
+            throw UsageError(description: "--\(name) is required")
+        }
+        guard let value = Int(text), value > 0 else {
+            throw UsageError(description: "--\(name) must be a positive integer, got '\(text)'")
+        }
+        return value
+    }
+
+    func look(interpolation: Interpolation) throws -> Look {
+        let input = try CubeLUT.load(path: string("cube"))
+        let creative = try named["creative"].map { try CubeLUT.load(path: $0) }
+        let intensity =
+            try named["intensity"].map { text -> Double in
+                guard let value = Double(text) else { throw UsageError(description: "--intensity: not a number") }
+                return value
+            } ?? 1
+        return try Look(inputLUT: input, creativeLUT: creative, intensity: intensity, interpolation: interpolation)
+    }
+
+    func interpolations() throws -> [Interpolation] {
+        let name = named["interpolation"] ?? Interpolation.default.rawValue
+        if name == "all" { return Interpolation.allCases }
+        guard let method = Interpolation(rawValue: name) else {
+            throw UsageError(description: "--interpolation: one of tetrahedral, trilinear, nearest, all")
+        }
+        return [method]
+    }
+}
+
+// MARK: - Clocks
+
+/// CPU time of the whole process (every thread), in milliseconds: what the target is stated in.
+func processCPUms() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return Double(time.tv_sec) * 1e3 + Double(time.tv_nsec) / 1e6
+}
+
+func wallms() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) * 1e3 + Double(time.tv_nsec) / 1e6
+}
+
+/// Peak resident set so far, MiB (`ru_maxrss` is in KiB on Linux).
+func peakRSSMiB() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_maxrss) / 1024
+}
+
+/// Anonymous memory backed by transparent huge pages, MiB (the kernel's table asks for them).
+func hugePagesMiB() -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/self/smaps_rollup", encoding: .utf8) else { return -1 }
+    for line in text.split(separator: "\n") where line.hasPrefix("AnonHugePages:") {
+        return (Double(line.split(separator: " ").dropFirst().first ?? "") ?? -1024) / 1024
+    }
+    return -1
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+func rounded(_ value: Double, _ places: Int = 3) -> Double {
+    let scale = pow(10, Double(places))
+    return (value * scale).rounded() / scale
+}
+
+func printJSON(_ object: [String: Any]) throws {
+    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
+}
+
+// MARK: - write-cube
+
+/// The synthetic film look the benchmark uses: saturation, split toning (teal shadows, warm highlights), a filmic
+/// S-curve and a little channel crosstalk. Not separable per channel (saturation and toning mix the channels), so
+/// a 3D table is needed and the tetrahedra really differ from trilinear.
+func filmLook(_ rgb: SIMD3<Double>) -> SIMD3<Double> {
+    let luma = (rgb * SIMD3(0.2126, 0.7152, 0.0722)).sum()
+    var value = luma + (rgb - luma) * 1.25
+    value += (1 - luma) * (1 - luma) * SIMD3(-0.04, 0.02, 0.05) + luma * luma * SIMD3(0.05, 0.01, -0.05)
+    value = value.clamped(lowerBound: .zero, upperBound: .one)
+    value = value * value * (3 - 2 * value) * 0.6 + value * 0.4
+    value = SIMD3(
+        (value * SIMD3(0.92, 0.05, 0.03)).sum(), (value * SIMD3(0.03, 0.94, 0.03)).sum(),
+        (value * SIMD3(0.02, 0.06, 0.92)).sum())
+    return value.clamped(lowerBound: .zero, upperBound: .one)
+}
+
+func writeCube(_ options: Options) throws {
+    guard let path = options.positional.first else { throw UsageError(description: "write-cube needs OUT") }
+    let size = try options.int("size", default: 33)
+    guard size >= 2 && size <= 256 else { throw UsageError(description: "--size must be 2…256") }
+    var text = "TITLE \"ftgst-bench film look\"\nLUT_3D_SIZE \(size)\nDOMAIN_MIN 0 0 0\nDOMAIN_MAX 1 1 1\n"
+    text.reserveCapacity(size * size * size * 30)
+    for blue in 0..<size {
+        for green in 0..<size {
+            for red in 0..<size {
+                let node = filmLook(SIMD3(Double(red), Double(green), Double(blue)) / Double(size - 1))
+                text += String(format: "%.6f %.6f %.6f\n", node.x, node.y, node.z)
+            }
+        }
+    }
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    try printJSON(["cube": path, "size": size])
+}
+
+// MARK: - lut
+
+func benchLUT(_ options: Options) throws {
+    let (width, height) = (try options.int("width"), try options.int("height"))
+    let frames = try options.int("frames", default: 60)
+    let warmUps = 3
+    guard let interpolation = try options.interpolations().first, options.named["interpolation"] != "all" else {
+        throw UsageError(description: "lut takes one --interpolation")
+    }
+    let look = try options.look(interpolation: interpolation)
+    let rgb = try [UInt8](Data(contentsOf: URL(fileURLWithPath: options.string("frame"))))
+    guard rgb.count == width * height * 3 else {
+        throw UsageError(description: "frame is \(rgb.count) bytes, expected \(width)×\(height)×3")
+    }
+    var rgbx = [UInt8](repeating: 0xFF, count: width * height * 4)
+    for pixel in 0..<width * height {
+        for channel in 0..<3 { rgbx[pixel * 4 + channel] = rgb[pixel * 3 + channel] }
+    }
+    let rssBeforeKernel = peakRSSMiB()
+    let singleThread = options.named["threads"] == "1"
+    let bandRows = max(1, (LUTKernel.parallelPixelThreshold - 1) / width)
+
+    // The first build is the one an element pays when it starts (fresh pages from the kernel); later builds
+    // (--builds N) reuse freed memory and show the evaluation alone.
+    var buildWall: [Double] = []
+    var buildCPU: [Double] = []
+    var built: LUTKernel? = nil
+    for _ in 0..<(try options.int("builds", default: 1)) {
+        built = nil
+        let start = (wallms(), processCPUms())
+        built = LUTKernel(look: look)
+        buildWall.append(wallms() - start.0)
+        buildCPU.append(processCPUms() - start.1)
+    }
+    let kernel = built!
+    let rssAfterBuild = peakRSSMiB()
+
+    func time(_ pristine: [UInt8], layout: PackedRGBLayout) -> (cpu: [Double], wall: [Double], last: [UInt8]) {
+        var work = pristine
+        var cpu: [Double] = []
+        var wall: [Double] = []
+        for run in 0..<warmUps + frames {
+            // Each timed frame starts from the original pixels (apply works in place); the copy is not timed.
+            work.withUnsafeMutableBufferPointer { work in
+                pristine.withUnsafeBufferPointer { work.baseAddress!.update(from: $0.baseAddress!, count: $0.count) }
+                let stride = width * layout.bytesPerPixel
+                let start = (wallms(), processCPUms())
+                if singleThread {
+                    // Bands under LUTKernel's threshold for going parallel: the same work on the calling thread.
+                    for top in Swift.stride(from: 0, to: height, by: bandRows) {
+                        kernel.apply(
+                            to: work.baseAddress! + top * stride, width: width, height: min(bandRows, height - top),
+                            stride: stride, layout: layout)
+                    }
+                } else {
+                    kernel.apply(to: work.baseAddress!, width: width, height: height, stride: stride, layout: layout)
+                }
+                let end = (wallms(), processCPUms())
+                if run >= warmUps {
+                    wall.append(end.0 - start.0)
+                    cpu.append(end.1 - start.1)
+                }
+            }
+        }
+        return (cpu, wall, work)
+    }
+
+    var results: [String: Any] = [:]
+    var rgbOut: [UInt8] = []
+    for (name, layout, pristine) in [("rgb", PackedRGBLayout.rgb, rgb), ("rgbx", .rgbx, rgbx)] {
+        let (cpu, wall, last) = time(pristine, layout: layout)
+        if name == "rgb" { rgbOut = last }
+        results[name] = [
+            "cpu_ms": ["median": rounded(median(cpu)), "min": rounded(cpu.min()!), "max": rounded(cpu.max()!)],
+            "wall_ms": ["median": rounded(median(wall)), "min": rounded(wall.min()!), "max": rounded(wall.max()!)],
+            "ns_per_pixel_cpu": rounded(median(cpu) * 1e6 / Double(width * height), 2),
+        ]
+    }
+    if let out = options.named["out"] { try Data(rgbOut).write(to: URL(fileURLWithPath: out)) }
+    try printJSON([
+        "width": width, "height": height, "frames": frames, "warm_ups": warmUps,
+        "interpolation": interpolation.rawValue, "strategy": kernel.strategy.rawValue,
+        "threads": singleThread ? 1 : ProcessInfo.processInfo.activeProcessorCount,
+        "build": [
+            "first": ["wall_ms": rounded(buildWall[0]), "cpu_ms": rounded(buildCPU[0])],
+            "median": ["wall_ms": rounded(median(buildWall)), "cpu_ms": rounded(median(buildCPU))],
+            "count": buildWall.count,
+        ],
+        "table_mib": rounded(Double(kernel.tableByteCount) / 1_048_576),
+        "huge_pages_mib": rounded(hugePagesMiB(), 1),
+        "peak_rss_mib": [
+            "before_kernel": rounded(rssBeforeKernel, 1), "after_build": rounded(rssAfterBuild, 1),
+            "end": rounded(peakRSSMiB(), 1),
+        ],
+        "layouts": results,
+    ])
+}
+
+// MARK: - lut-check
+
+/// Every 8-bit input once: a 4096×4096 RGB frame whose pixel (x, y) is (x mod 256, y mod 256, 16·(y / 256) +
+/// x / 256), run through the kernel and compared with the reference in `Double`, in parallel.
+func checkLUT(_ options: Options) throws {
+    var reports: [[String: Any]] = []
+    for interpolation in try options.interpolations() {
+        let look = try options.look(interpolation: interpolation)
+        let side = 4096
+        var frame = [UInt8](repeating: 0, count: side * side * 3)
+        func input(_ x: Int, _ y: Int) -> (Int, Int, Int) { (x & 255, y & 255, 16 * (y >> 8) + (x >> 8)) }
+        for y in 0..<side {
+            for x in 0..<side {
+                let (r, g, b) = input(x, y)
+                frame[(y * side + x) * 3] = UInt8(r)
+                frame[(y * side + x) * 3 + 1] = UInt8(g)
+                frame[(y * side + x) * 3 + 2] = UInt8(b)
+            }
+        }
+        let kernel = LUTKernel(look: look)
+        frame.withUnsafeMutableBufferPointer {
+            kernel.apply(to: $0.baseAddress!, width: side, height: side, stride: side * 3, layout: .rgb)
+        }
+        // Per row: the largest difference and how many channels are off by one.
+        var rowWorst = [Int](repeating: 0, count: side)
+        var rowOffByOne = [Int](repeating: 0, count: side)
+        frame.withUnsafeBufferPointer { frame in
+            rowWorst.withUnsafeMutableBufferPointer { worst in
+                rowOffByOne.withUnsafeMutableBufferPointer { offByOne in
+                    let (frame, worst, offByOne) = (frame, worst, offByOne)
+                    DispatchQueue.concurrentPerform(iterations: side) { y in
+                        for x in 0..<side {
+                            let (r, g, b) = input(x, y)
+                            let expected = look.apply(SIMD3(Double(r), Double(g), Double(b)) / 255)
+                            for channel in 0..<3 {
+                                let want = Int(
+                                    UInt8(min(255, max(0, (expected[channel] * 255).rounded()))))
+                                let got = Int(frame[(y * side + x) * 3 + channel])
+                                let difference = abs(want - got)
+                                worst[y] = max(worst[y], difference)
+                                if difference == 1 { offByOne[y] += 1 }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        reports.append([
+            "interpolation": interpolation.rawValue, "strategy": kernel.strategy.rawValue,
+            "max_code_difference": rowWorst.max()!, "channels_off_by_one": rowOffByOne.reduce(0, +),
+            "channels": side * side * 3,
+        ])
+    }
+    try printJSON(["inputs": 1 << 24, "results": reports])
+}
+
+// MARK: - Main
+
+do {
+    let arguments = CommandLine.arguments.dropFirst()
+    guard let command = arguments.first else { throw UsageError(description: "no command\n\(help)") }
+    let options = try Options(arguments.dropFirst())
+    switch command {
+    case "write-cube": try writeCube(options)
+    case "lut": try benchLUT(options)
+    case "lut-check": try checkLUT(options)
+    case "-h", "--help", "help": print(help)
+    default: throw UsageError(description: "unknown command '\(command)'\n\(help)")
+    }
+} catch let error as UsageError {
+    FileHandle.standardError.write(Data("ftgst-bench: \(error)\n".utf8))
+    exit(2)
+} catch {
+    FileHandle.standardError.write(Data("ftgst-bench: \(error)\n".utf8))
+    exit(1)
+}
