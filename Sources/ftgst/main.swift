@@ -9,6 +9,7 @@ let topLevelHelp = """
       thumb URI [options]   extract a thumbnail from a video or photo (ftgst thumb --help)
       preview SOURCE -o OUT one frame with a film look applied (ftgst preview --help)
       lut inspect FILE      parse a .cube LUT and describe it as JSON (ftgst lut --help)
+      probe URI [options]   describe a video, photo or audio source as JSON (ftgst probe --help)
       --version             print versions
     Errors are one line on stderr, `[CODE] message`, with an exit status per code (docs/CLI.md).
     """
@@ -20,6 +21,7 @@ func runCommand(_ words: [String]) async throws {
     case "thumb": try await ThumbCommand.run(rest)
     case "preview": try await PreviewCommand.run(rest)
     case "lut": try await LUTCommand.run(rest)
+    case "probe": try await ProbeCommand.run(rest)
     case "--version", "version":
         print("ftgst \(FilmtoneVersion.string) (\(FilmtoneRuntime.gstreamerVersion))")
     case "--help", "-h", "help": print(topLevelHelp)

@@ -37,8 +37,6 @@ struct LookSettings: Equatable {
 /// The driver: builds `FrameRecipe`'s pipeline, prerolls, seeks as the recipe says, and pulls one frame.
 /// Every wait shares one deadline; cancellation is checked while waiting.
 struct FrameGrabber {
-    static let userAgent = "ftgst/\(FilmtoneVersion.string)"
-
     let request: FrameRequest
     let isCancelled: () -> Bool
 
@@ -59,7 +57,10 @@ struct FrameGrabber {
 
         let source = try pipeline.element(named: "src")
         try source.setProperty("uri", .string(request.source.uri))
-        if request.source.isRemote { configureRemote(source) }
+        if request.source.isRemote {
+            RemoteSourceSetup.configure(source, headers: request.headers,
+                                        timeoutMilliseconds: request.timeoutMilliseconds)
+        }
 
         let sizeFilter = try pipeline.element(named: "size")
         let sawCaps = CancellationFlag()
@@ -80,29 +81,7 @@ struct FrameGrabber {
         let sink = AppSink(element: try pipeline.element(named: "sink"))
 
         pipeline.pause()
-        // decodebin2 (1.22) filters a newly plugged element's errors while it brings it to PAUSED; a demuxer whose
-        // streaming thread fails inside that window (qtdemux on a file without a moov) has its error swallowed, and
-        // the pipeline then waits with no data and no error. A local file that has not produced its first caps
-        // within `localStallMilliseconds` is therefore reported as unreadable instead of waiting out the deadline.
-        var prerolled = false
-        if !request.source.isRemote, request.localStallMilliseconds < request.timeoutMilliseconds {
-            let stallDeadline = Deadline(after: request.localStallMilliseconds)
-            watch: while !stallDeadline.hasPassed && !sawCaps.isSet() {
-                switch pipeline.waitForAsyncDone(deadline: Deadline(after: 50), isCancelled: isCancelled) {
-                case .timedOut: continue
-                case .error(let cause): throw ErrorClassifier.classify(cause, remote: false)
-                case .cancelled: throw FilmtoneError(.cancelled, "cancelled")
-                case .done, .endOfStream:
-                    // Preroll ended (the ASYNC_DONE is consumed here, so the pull below must not wait for it).
-                    prerolled = true
-                    break watch
-                }
-            }
-            if !prerolled && !sawCaps.isSet() {
-                throw FilmtoneError(.decodeFailed, "no video could be read from the file within "
-                    + "\(request.localStallMilliseconds) ms: it is corrupt, truncated or has no video stream")
-            }
-        }
+        let prerolled = try watchForLocalStall(pipeline, sawCaps: sawCaps)
         var sample = try waitAndPull(pipeline, sink, deadline, what: "first frame", alreadyDone: prerolled)
 
         if sample.caps?.video?.isStill == true {
@@ -143,6 +122,31 @@ struct FrameGrabber {
     }
 
     // MARK: - Steps
+
+    /// decodebin2 (1.22) filters a newly plugged element's errors while it brings it to PAUSED; a demuxer whose
+    /// streaming thread fails inside that window (qtdemux on a file without a moov) has its error swallowed, and
+    /// the pipeline then waits with no data and no error. A local file that has not produced its first caps
+    /// within `localStallMilliseconds` is therefore reported as unreadable instead of waiting out the deadline.
+    /// Returns whether preroll already finished (its ASYNC_DONE consumed here, so the pull must not wait for it).
+    private func watchForLocalStall(_ pipeline: Pipeline, sawCaps: CancellationFlag) throws -> Bool {
+        guard !request.source.isRemote, request.localStallMilliseconds < request.timeoutMilliseconds else {
+            return false
+        }
+        let stallDeadline = Deadline(after: request.localStallMilliseconds)
+        while !stallDeadline.hasPassed && !sawCaps.isSet() {
+            switch pipeline.waitForAsyncDone(deadline: Deadline(after: 50), isCancelled: isCancelled) {
+            case .timedOut: continue
+            case .error(let cause): throw ErrorClassifier.classify(cause, remote: false)
+            case .cancelled: throw FilmtoneError(.cancelled, "cancelled")
+            case .done, .endOfStream: return true
+            }
+        }
+        if !sawCaps.isSet() {
+            throw FilmtoneError(.decodeFailed, "no video could be read from the file within "
+                + "\(request.localStallMilliseconds) ms: it is corrupt, truncated or has no video stream")
+        }
+        return false
+    }
 
     /// Waits for ASYNC_DONE (preroll or seek done) and pulls the prerolled sample. EOS with no frame — a
     /// truncated file, an empty stream, a seek past the end — is a failure, never a success.
@@ -192,20 +196,5 @@ struct FrameGrabber {
             return RGBImage(width: view.width, height: view.height, pixels: pixels)
         }
         return GrabbedFrame(image: image, time: time, isStill: still, skippedPictures: skipper.skippedCount)
-    }
-
-    /// Headers on every request (libsoup keeps a message's headers across redirects), a read timeout no longer
-    /// than the whole job's, and our user agent.
-    private func configureRemote(_ uriDecodeBin: Element) {
-        let headers = request.headers
-        let seconds = max(1, min(60, (request.timeoutMilliseconds + 999) / 1000))
-        uriDecodeBin.onSourceSetup { source in
-            if !headers.isEmpty, source.hasProperty("extra-headers") {
-                try? source.setProperty(
-                    "extra-headers", .structure(name: "extra-headers", fields: headers.map { ($0.name, $0.value) }))
-            }
-            if source.hasProperty("timeout") { try? source.setProperty("timeout", .int(seconds)) }
-            if source.hasProperty("user-agent") { try? source.setProperty("user-agent", .string(Self.userAgent)) }
-        }
     }
 }

@@ -125,3 +125,60 @@ extension Pad {
         _ = gst_pad_add_probe(pointer, mask, callback, box, release)
     }
 }
+
+// MARK: - Linking and reading a pad's state
+
+/// A format for duration queries (`GstFormat`): stream time, or frames for video (`GST_FORMAT_DEFAULT`).
+enum QueryFormat {
+    case time
+    /// `GST_FORMAT_DEFAULT`: video frames (audio samples on an audio pad).
+    case units
+
+    var raw: GstFormat { self == .time ? GST_FORMAT_TIME : GST_FORMAT_DEFAULT }
+}
+
+extension Pad {
+    /// Adds a reference to a borrowed pad (signal arguments such as `pad-added`'s).
+    convenience init(borrowing pointer: UnsafeMutablePointer<GstPad>) {
+        gst_object_ref(pointer)
+        self.init(takingFull: pointer)
+    }
+
+    /// `gst_pad_link` from this source pad to `sink`. Throws `INTERNAL`: the pads are ftgst's own choice.
+    func link(to sink: Pad) throws {
+        let result = gst_pad_link(pointer, sink.pointer)
+        guard result == GST_PAD_LINK_OK else {
+            throw FilmtoneError(.internalError, "cannot link pads (GstPadLinkReturn \(result.rawValue))")
+        }
+    }
+
+    /// `gst_pad_get_current_caps` (transfer full): the caps last negotiated on this pad; nil before any.
+    var currentCaps: Caps? {
+        gst_pad_get_current_caps(pointer).map { Caps(takingFull: $0) }
+    }
+
+    /// The string tags of every sticky TAG event stored on this pad (stream-scoped and global: TAG is a
+    /// "sticky multi" event, one per scope), read with `gst_pad_get_sticky_event`. Call it after data has
+    /// flowed (after preroll), when the events upstream sent are stored here.
+    var stickyTags: TagValues {
+        var values = TagValues()
+        var index: guint = 0
+        // The index counts only TAG events; a pad holds very few (one per scope).
+        while index < 16, let event = gst_pad_get_sticky_event(pointer, GST_EVENT_TAG, index) {
+            defer { gst_event_unref(event) }  // transfer full
+            var list: UnsafeMutablePointer<GstTagList>? = nil
+            gst_event_parse_tag(event, &list)  // borrowed from the event
+            if let list { values.merge(borrowing: list) }
+            index += 1
+        }
+        return values
+    }
+
+    /// `gst_pad_peer_query_duration`: the duration upstream of this (sink) pad reports in `format`; nil when
+    /// nobody upstream answers or the value is unknown (-1).
+    func peerDuration(_ format: QueryFormat) -> Int64? {
+        var value: gint64 = -1
+        guard gst_pad_peer_query_duration(pointer, format.raw, &value) != 0, value >= 0 else { return nil }
+        return Int64(value)
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+
+/// What `probeSource` is asked for. Defaults match `ftgst probe`'s.
+public struct ProbeOptions: Sendable {
+    /// A path, `file://` URI or `http(s)://` URL.
+    public var source: String
+    /// `Name: value` lines sent on every HTTP request.
+    public var headers: [String] = []
+    /// The deadline for the whole job.
+    public var timeoutMilliseconds: Int64 = 30_000
+
+    public init(source: String) {
+        self.source = source
+    }
+}
+
+/// A validated probe request.
+struct ProbeRequest {
+    var source: MediaSource
+    var headers: [HTTPHeader]
+    var timeoutMilliseconds: Int64
+    /// As for frames: a local file that exposes no stream within this time counts as unreadable (decodebin can
+    /// swallow a demuxer's error; see `FrameGrabber.grab`).
+    var localStallMilliseconds: Int64 = 5000
+
+    /// Throws `INVALID_ARGUMENT` or `INVALID_URL`; touches no file.
+    init(_ options: ProbeOptions) throws {
+        guard options.timeoutMilliseconds > 0 else {
+            throw FilmtoneError(.invalidArgument, "--timeout-ms must be positive")
+        }
+        source = try MediaSource.parse(options.source)
+        headers = try options.headers.map(HTTPHeader.parse)
+        timeoutMilliseconds = options.timeoutMilliseconds
+    }
+}
+
+/// Describes a video, photo or audio source without decoding it: container, codecs, sizes, rotation, frame rate
+/// and count, bit depth, chroma format, colorimetry, HDR, and the input transform a look needs
+/// (`ProbeReport`). Throws `FilmtoneError` with the same codes as `Thumbnails.make`.
+public func probeSource(_ options: ProbeOptions) async throws -> ProbeReport {
+    let request = try ProbeRequest(options)
+    return try await runDetached { isCancelled in
+        try request.source.checkExists()
+        return try Prober(request: request, isCancelled: isCancelled).probe()
+    }
+}
+
+/// Collects what the probe pipeline's streams show, from streaming threads.
+private final class StreamCollector: @unchecked Sendable {
+    final class Stream: @unchecked Sendable {
+        let sinkPad: Pad
+        let sink: Element
+        private let lock = NSLock()
+        private var isImageStream = false
+        private var bytes: [UInt8]? = nil
+
+        init(sinkPad: Pad, sink: Element) {
+            self.sinkPad = sinkPad
+            self.sink = sink
+        }
+
+        /// The data probe: remembers whether the caps are a still image's and, if so, its first bytes.
+        func observe(_ item: PadItem) {
+            switch item {
+            case .caps(let caps):
+                let name = caps.firstStructure?.name ?? ""
+                lock.lock()
+                isImageStream = name.hasPrefix("image/")
+                lock.unlock()
+            case .buffer(let buffer):
+                lock.lock()
+                let wanted = isImageStream && bytes == nil
+                lock.unlock()
+                guard wanted else { return }
+                let copy = buffer.withBytes { Array($0.prefix(ProbeRules.headerBytes)) } ?? []
+                lock.lock()
+                bytes = copy
+                lock.unlock()
+            case .segment, .otherEvent:
+                break
+            }
+        }
+
+        var header: [UInt8] {
+            lock.lock()
+            defer { lock.unlock() }
+            return bytes ?? []
+        }
+    }
+
+    private let lock = NSLock()
+    private var streams: [Stream] = []
+    private var typeCaps: CapsStructure? = nil
+
+    func add(_ stream: Stream) {
+        lock.lock()
+        streams.append(stream)
+        lock.unlock()
+    }
+
+    func foundType(_ caps: CapsStructure?) {
+        lock.lock()
+        if typeCaps == nil { typeCaps = caps }
+        lock.unlock()
+    }
+
+    var snapshot: (streams: [Stream], type: CapsStructure?) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (streams, typeCaps)
+    }
+
+    var hasStreams: Bool { !snapshot.streams.isEmpty }
+}
+
+/// The driver: `uridecodebin` stopped in front of the decoders (`ProbeRules.autoplugDecision`), a `fakesink`
+/// per exposed stream, preroll to PAUSED within the deadline, then caps, tags and durations are read.
+struct Prober {
+    let request: ProbeRequest
+    let isCancelled: () -> Bool
+
+    func probe() throws -> ProbeReport {
+        let deadline = Deadline(after: request.timeoutMilliseconds)
+        let pipeline = try Pipeline(launch: ProbeRules.launchDescription)
+        defer { pipeline.stop() }
+        let source = try pipeline.element(named: "src")
+        try source.setProperty("uri", .string(request.source.uri))
+        if request.source.isRemote {
+            RemoteSourceSetup.configure(source, headers: request.headers,
+                                        timeoutMilliseconds: request.timeoutMilliseconds)
+        }
+
+        let collector = StreamCollector()
+        source.onAutoplugSelect { factory in ProbeRules.autoplugDecision(forKlass: factory.klass) }
+        // The container's type: decodebin's type finder (added with decodebin, so looked up by name), or the
+        // one uridecodebin itself adds in front of a stream source.
+        pipeline.element.onDeepElementAdded { element in
+            let typeFinder = element.factoryName == "decodebin" ? element.child(named: "typefind")
+                : element.factoryName == "typefind" ? element : nil
+            typeFinder?.onHaveType { caps in collector.foundType(caps.firstStructure) }
+        }
+        // The handler must not hold the pipeline strongly: uridecodebin (owned by the pipeline) owns the handler.
+        source.onPadAdded { [weak pipeline] pad in
+            guard let pipeline, let sink = try? Element.make("fakesink"), let sinkPad = sink.staticPad("sink")
+            else { return }
+            try? sink.setProperty("sync", .bool(false))
+            let stream = StreamCollector.Stream(sinkPad: sinkPad, sink: sink)
+            // The probe holds the stream state only, never the pad it sits on.
+            sinkPad.onData { [weak stream] item in
+                stream?.observe(item)
+                return .pass
+            }
+            guard (try? pipeline.add(sink)) != nil, (try? pad.link(to: sinkPad)) != nil else { return }
+            sink.syncStateWithParent()
+            collector.add(stream)
+        }
+
+        pipeline.pause()
+        try waitForPreroll(pipeline, collector: collector, deadline: deadline)
+
+        let (streams, typeCaps) = collector.snapshot
+        let observation = ProbeObservation(
+            containerCaps: typeCaps,
+            streams: streams.compactMap { stream in
+                guard let caps = stream.sinkPad.currentCaps?.firstStructure else { return nil }
+                return StreamObservation(
+                    caps: caps, tags: stream.sinkPad.stickyTags, header: stream.header,
+                    frames: stream.sinkPad.peerDuration(.units),
+                    durationNanoseconds: stream.sinkPad.peerDuration(.time).map { UInt64($0) })
+            },
+            durationNanoseconds: pipeline.duration()?.nanoseconds)
+        guard let report = ProbeRules.report(from: observation) else {
+            throw FilmtoneError(.decodeFailed, "no video or audio stream could be read: the media is empty, "
+                + "truncated or not a media file")
+        }
+        return report
+    }
+
+    /// Preroll within the deadline, with the local stall rule of `FrameGrabber`: a local file that has exposed
+    /// no stream within `localStallMilliseconds` is unreadable.
+    private func waitForPreroll(_ pipeline: Pipeline, collector: StreamCollector, deadline: Deadline) throws {
+        let remote = request.source.isRemote
+        var stallDeadline: Deadline? = nil
+        if !remote, request.localStallMilliseconds < request.timeoutMilliseconds {
+            stallDeadline = Deadline(after: request.localStallMilliseconds)
+        }
+        while true {
+            let slice = Deadline(after: 50)
+            switch pipeline.waitForAsyncDone(deadline: deadline.end < slice.end ? deadline : slice,
+                                              isCancelled: isCancelled) {
+            case .done, .endOfStream:
+                return
+            case .error(let cause):
+                throw ErrorClassifier.classify(cause, remote: remote)
+            case .cancelled:
+                throw FilmtoneError(.cancelled, "cancelled")
+            case .timedOut:
+                if deadline.hasPassed {
+                    throw FilmtoneError(remote ? .remoteFetchFailed : .decodeFailed,
+                                        "timed out after \(request.timeoutMilliseconds) ms waiting for the streams")
+                }
+                if let stall = stallDeadline, stall.hasPassed, !collector.hasStreams {
+                    throw FilmtoneError(.decodeFailed, "no stream could be read from the file within "
+                        + "\(request.localStallMilliseconds) ms: it is corrupt, truncated or not a media file")
+                }
+            }
+        }
+    }
+}
