@@ -10,6 +10,8 @@ let topLevelHelp = """
       preview SOURCE -o OUT one frame with a film look applied (ftgst preview --help)
       lut inspect FILE      parse a .cube LUT and describe it as JSON (ftgst lut --help)
       probe URI [options]   describe a video, photo or audio source as JSON (ftgst probe --help)
+      save FILE [--library DIR]  copy an export into the pictures library, once (ftgst save --help)
+      share FILE [--print]  hand a file to the desktop's open/share handler (ftgst share --help)
       --version             print versions
     Errors are one line on stderr, `[CODE] message`, with an exit status per code (docs/CLI.md).
     """
@@ -22,6 +24,8 @@ func runCommand(_ words: [String]) async throws {
     case "preview": try await PreviewCommand.run(rest)
     case "lut": try await LUTCommand.run(rest)
     case "probe": try await ProbeCommand.run(rest)
+    case "save": try await SaveCommand.run(rest)
+    case "share": try await ShareCommand.run(rest)
     case "--version", "version":
         print("ftgst \(FilmtoneVersion.string) (\(FilmtoneRuntime.gstreamerVersion))")
     case "--help", "-h", "help": print(topLevelHelp)

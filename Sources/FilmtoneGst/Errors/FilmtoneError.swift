@@ -18,6 +18,10 @@ public struct FilmtoneError: Error, Equatable, CustomStringConvertible, Sendable
         case internalError = "INTERNAL"
         /// A `.cube` file that does not parse; the message is `file:line: reason`.
         case lutInvalid = "LUT_INVALID"
+        /// `save`: the same content (by SHA-256) is already in the library; the message names the saved file.
+        case saveFailed = "SAVE_FAILED"
+        /// `share`: no desktop handler could take the file (none present, it failed, or it did not return in time).
+        case shareUnavailable = "SHARE_UNAVAILABLE"
 
         /// The process exit status the CLI uses for this code (documented in docs/CLI.md). 64 is bad usage.
         public var exitStatus: Int32 {
@@ -31,6 +35,8 @@ public struct FilmtoneError: Error, Equatable, CustomStringConvertible, Sendable
             case .internalError: return 70
             case .writeFailed: return 73
             case .lutInvalid: return 76
+            case .saveFailed: return 77
+            case .shareUnavailable: return 78
             case .cancelled: return 130
             }
         }

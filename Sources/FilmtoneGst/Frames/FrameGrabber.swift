@@ -63,7 +63,7 @@ struct FrameGrabber {
         }
 
         let sizeFilter = try pipeline.element(named: "size")
-        let sawCaps = CancellationFlag()
+        let sawCaps = AtomicFlag()
         let maxWidth = request.maxWidth
         let maxHeight = request.maxHeight
         // Each time upright caps reach the scaler (a JPEG's orientation tag can renegotiate them once), fix the
@@ -128,7 +128,7 @@ struct FrameGrabber {
     /// the pipeline then waits with no data and no error. A local file that has not produced its first caps
     /// within `localStallMilliseconds` is therefore reported as unreadable instead of waiting out the deadline.
     /// Returns whether preroll already finished (its ASYNC_DONE consumed here, so the pull must not wait for it).
-    private func watchForLocalStall(_ pipeline: Pipeline, sawCaps: CancellationFlag) throws -> Bool {
+    private func watchForLocalStall(_ pipeline: Pipeline, sawCaps: AtomicFlag) throws -> Bool {
         guard !request.source.isRemote, request.localStallMilliseconds < request.timeoutMilliseconds else {
             return false
         }

@@ -29,7 +29,7 @@ struct FrameOptions {
 /// Runs a blocking job (bus waits with deadlines) on its own thread, off the cooperative pool, and turns task
 /// cancellation into the flag the job polls.
 func runDetached<T>(_ job: @escaping (@escaping () -> Bool) throws -> T) async throws -> T {
-    let cancelled = CancellationFlag()
+    let cancelled = AtomicFlag()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {

@@ -4,6 +4,7 @@ import Foundation
 /// Process-wide GStreamer set-up: `gst_init_check` once, plus the registry tweaks ftgst's pipelines rely on.
 enum GstRuntime {
     private static let initialised: Result<Void, FilmtoneError> = {
+        started.set()
         var error: UnsafeMutablePointer<GError>? = nil
         guard gst_init_check(nil, nil, &error) != 0 else {
             let message = GLib.takeError(error)?.message ?? "gst_init_check failed"
@@ -14,6 +15,10 @@ enum GstRuntime {
         LUTFilterElement.registerStatically()
         return .success(())
     }()
+
+    /// Set (once) when `initialised` first runs, so `shutdown` can tell without starting GStreamer: commands that
+    /// use none (`save`, `share`, `lut inspect`) would otherwise pay for `gst_init` and a registry scan at exit.
+    private static let started = AtomicFlag()
 
     /// Initialises GStreamer on first use; cheap afterwards. Throws `INTERNAL` if GStreamer cannot start.
     static func ensure() throws {
@@ -27,7 +32,7 @@ enum GstRuntime {
 
     /// `gst_deinit()`: only for the very end of a process (the leak tracer reports at this point).
     static func shutdown() {
-        if case .success = initialised {
+        if started.isSet(), case .success = initialised {
             gst_deinit()
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 
-/// A flag set once from any thread (a task's cancel handler, a signal watcher) and polled by blocking jobs.
-final class CancellationFlag: @unchecked Sendable {
+/// A flag set once from any thread and polled from others: task cancellation, "caps seen", "GStreamer started".
+final class AtomicFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false
 

@@ -1,0 +1,419 @@
+import Foundation
+
+/// What `saveToLibrary` is asked for. Defaults match `ftgst save`'s.
+public struct SaveOptions: Sendable {
+    /// The file to save: a path, absolute or relative to the current directory. Must be a regular file.
+    public var file: String
+    /// The library folder; nil: `$(xdg-user-dir PICTURES)/Filmtone`, else `$HOME/Pictures/Filmtone`.
+    public var library: String? = nil
+    /// How long to wait for another process holding the library's lock before `WRITE_FAILED` "library busy".
+    public var lockTimeoutMilliseconds: Int64 = 30_000
+
+    public init(file: String) {
+        self.file = file
+    }
+}
+
+/// A file saved into the library.
+public struct SaveResult: Equatable, Sendable {
+    /// Absolute path of the copy in the library.
+    public var path: String
+    /// SHA-256 of the content, 64 lowercase hex digits: the key the library's ledger records.
+    public var sha256: String
+
+    /// The CLI's result object: `{"path":…,"sha256":…}`.
+    public var json: JSONValue { .object([("path", .string(path)), ("sha256", .string(sha256))]) }
+}
+
+/// Copies an export into the user's pictures library, at most once per content: the desktop counterpart of
+/// saving to the photo library.
+///
+/// The copy keeps the file's name (`name-2.ext`, `name-3.ext`… on a collision) and is placed atomically. The
+/// library's ledger (`.ftgst-ledger.json`, guarded by `flock` on `.ftgst-ledger.lock`) maps each saved content's
+/// SHA-256 to its name, so the same content is never written twice, even by processes racing each other: the
+/// second is `SAVE_FAILED` "already saved as PATH". Other codes: `FILE_NOT_FOUND` (the source is missing, not a
+/// regular file or unreadable), `WRITE_FAILED` (the library cannot be created or written, its ledger is damaged,
+/// or its lock stays taken past `lockTimeoutMilliseconds`), `CANCELLED` (the task was cancelled while copying).
+public func saveToLibrary(_ options: SaveOptions) async throws -> SaveResult {
+    // The request is built on the job's thread too: finding the default library may run `xdg-user-dir`.
+    try await runDetached { isCancelled in try LibrarySave.run(SaveRequest(options), isCancelled: isCancelled) }
+}
+
+/// A validated save request: both paths absolute.
+struct SaveRequest {
+    var source: String
+    var library: URL
+    var lockTimeoutMilliseconds: Int64
+
+    /// Throws `INVALID_ARGUMENT`. Touches no file, but may run `xdg-user-dir` to find the default library.
+    init(_ options: SaveOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        guard !options.file.isEmpty, !options.file.contains("\0") else {
+            throw FilmtoneError(.invalidArgument, "FILE must be a path")
+        }
+        guard options.lockTimeoutMilliseconds > 0 else {
+            throw FilmtoneError(.invalidArgument, "the library lock timeout must be positive")
+        }
+        if let library = options.library {
+            guard !library.isEmpty, !library.contains("\0") else {
+                throw FilmtoneError(.invalidArgument, "--library must be a path")
+            }
+        }
+        source = URL(fileURLWithPath: options.file).standardizedFileURL.path
+        library = URL(fileURLWithPath: options.library ?? SaveRequest.defaultLibrary(environment), isDirectory: true)
+            .standardizedFileURL
+        lockTimeoutMilliseconds = options.lockTimeoutMilliseconds
+    }
+
+    /// `$(xdg-user-dir PICTURES)/Filmtone`, else `$HOME/Pictures/Filmtone`. `xdg-user-dir` gets 2 s.
+    static func defaultLibrary(_ environment: [String: String]) -> String {
+        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
+        var answer: String? = nil
+        if let tool = Subprocess.find("xdg-user-dir", environment: environment),
+           let outcome = try? Subprocess.run(tool, ["PICTURES"], environment: environment, timeoutMilliseconds: 2000),
+           outcome.status == 0
+        {
+            answer = outcome.stdout
+        }
+        return URL(fileURLWithPath: picturesFolder(xdgAnswer: answer, home: home)).appendingPathComponent("Filmtone")
+            .path
+    }
+
+    /// The pictures folder from `xdg-user-dir PICTURES`'s answer. It prints `$HOME` when no pictures folder is
+    /// configured, and a desktop-less machine may print nothing: both (and anything not absolute) mean
+    /// `$HOME/Pictures`. Pure.
+    static func picturesFolder(xdgAnswer: String?, home: String) -> String {
+        let homePath = URL(fileURLWithPath: home).standardizedFileURL.path
+        let answer = xdgAnswer?.trimmingCharacters(in: .newlines) ?? ""
+        if answer.hasPrefix("/") {
+            let path = URL(fileURLWithPath: answer).standardizedFileURL.path
+            if path != homePath { return path }
+        }
+        return URL(fileURLWithPath: homePath).appendingPathComponent("Pictures").path
+    }
+}
+
+/// The save job: hash, copy, then under the library's lock check the ledger, place the copy and record it.
+enum LibrarySave {
+    static let ledgerName = ".ftgst-ledger.json"
+    static let lockName = ".ftgst-ledger.lock"
+
+    /// The copy in flight, before it gets its name (hidden, and never a name a saved file can take).
+    static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".ftgst-save.") && name.hasSuffix(".part") }
+
+    /// The synchronous job.
+    ///
+    /// The copy is made *before* the lock is taken, into a temporary file in the library, hashing the bytes as
+    /// they are written; under the lock only the ledger is read, the copy renamed and the ledger rewritten. So
+    /// the lock is held for milliseconds whatever the file's size, and a process waiting for it never times out
+    /// behind a long copy. The source is hashed once before copying too, so content that is already saved is
+    /// refused without writing anything; if the two hashes differ the source changed during the save and
+    /// nothing is kept.
+    static func run(_ request: SaveRequest, isCancelled: @escaping () -> Bool) throws -> SaveResult {
+        try checkSource(request.source)
+        try prepare(request.library)
+        let name = URL(fileURLWithPath: request.source).lastPathComponent
+
+        let digest: String
+        do {
+            digest = try SHA256.hash(file: request.source, isCancelled: isCancelled)
+        } catch let error as SystemCallError {
+            throw FilmtoneError(.fileNotFound, "cannot read \(request.source): \(error.reason)")
+        }
+        // Unlocked early answer: the ledger is only ever replaced whole by a rename, so this read sees a
+        // complete version. The decisive check is repeated under the lock.
+        if let entry = try LibraryLedger.read(in: request.library).entry(sha256: digest) {
+            throw alreadySaved(entry, in: request.library)
+        }
+
+        let temporary = try copyToTemporary(request.source, in: request.library, expectedSHA256: digest,
+                                            isCancelled: isCancelled)
+        var placed = false
+        defer { if !placed { unlink(temporary.path) } }
+
+        return try LibraryLock.withLock(in: request.library, timeoutMilliseconds: request.lockTimeoutMilliseconds,
+                                        isCancelled: isCancelled)
+        {
+            var ledger = try LibraryLedger.read(in: request.library)
+            if let entry = ledger.entry(sha256: digest) { throw alreadySaved(entry, in: request.library) }
+            let savedName = try place(temporary, in: request.library, preferredName: name)
+            placed = true
+            let saved = request.library.appendingPathComponent(savedName)
+            var size = stat()
+            ledger.entries.append(LibraryLedger.Entry(
+                sha256: digest, name: savedName, size: stat(saved.path, &size) == 0 ? Int64(size.st_size) : 0,
+                savedAt: LibraryLedger.timestamp(Date())))
+            do {
+                try CacheDirectory.writeAtomically(ledger.serialized, to: LibraryLedger.url(in: request.library))
+            } catch {
+                // Not recorded means not saved: a copy the ledger does not know would break the invariant later.
+                unlink(saved.path)
+                throw error
+            }
+            syncDirectory(request.library)
+            return SaveResult(path: saved.path, sha256: digest)
+        }
+    }
+
+    // MARK: - Names
+
+    /// The `attempt`-th name tried for `name`: `clip.mp4`, then `clip-2.mp4`, `clip-3.mp4`… The suffix goes
+    /// before the last extension (`a.tar-2.gz`); a name without one, or a hidden name with no other dot, gets it
+    /// at the end (`README-2`, `.profile-2`). Pure.
+    static func candidateName(_ name: String, attempt: Int) -> String {
+        guard attempt > 1 else { return name }
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            return "\(name[..<dot])-\(attempt)\(name[dot...])"
+        }
+        return "\(name)-\(attempt)"
+    }
+
+    /// Gives the temporary copy the first free name, without ever replacing an existing file: `link(2)` fails
+    /// with EEXIST instead. On a file system without hard links (FAT, exFAT, some FUSE mounts) it falls back to
+    /// check-then-`rename`; only a program other than ftgst (which waits for the lock) could slip in between.
+    static func place(_ temporary: URL, in library: URL, preferredName: String) throws -> String {
+        for attempt in 1...10_000 {
+            let candidate = candidateName(preferredName, attempt: attempt)
+            if candidate == ledgerName || candidate == lockName || isTemporary(candidate) { continue }
+            let target = library.appendingPathComponent(candidate).path
+            if link(temporary.path, target) == 0 {
+                unlink(temporary.path)
+                return candidate
+            }
+            let linkError = errno
+            if linkError == EEXIST { continue }
+            guard [EPERM, EOPNOTSUPP, ENOSYS, EMLINK].contains(linkError) else {
+                throw FilmtoneError(.writeFailed, "cannot write \(target): \(String(cString: strerror(linkError)))")
+            }
+            var info = stat()
+            if lstat(target, &info) == 0 { continue }
+            guard rename(temporary.path, target) == 0 else {
+                throw FilmtoneError(.writeFailed, "cannot write \(target): \(String(cString: strerror(errno)))")
+            }
+            return candidate
+        }
+        throw FilmtoneError(.writeFailed, "no free name for \(preferredName) in \(library.path)")
+    }
+
+    // MARK: - Steps
+
+    /// The source must be an existing regular file (symbolic links followed): a FIFO would block the copy.
+    static func checkSource(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw FilmtoneError(.fileNotFound, "no such file: \(path)")
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR: throw FilmtoneError(.fileNotFound, "is a directory, not a file: \(path)")
+        default: throw FilmtoneError(.fileNotFound, "not a regular file: \(path)")
+        }
+    }
+
+    /// Creates the library folder (and parents). `WRITE_FAILED` if it cannot exist as a folder.
+    static func prepare(_ library: URL) throws {
+        do {
+            try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
+        } catch {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: library.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                throw FilmtoneError(.writeFailed, "library is not a folder: \(library.path)")
+            }
+            throw FilmtoneError(.writeFailed, "cannot create library folder \(library.path): \(reason(error))")
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: library.path, isDirectory: &isDirectory), isDirectory.boolValue
+        else { throw FilmtoneError(.writeFailed, "library is not a folder: \(library.path)") }
+    }
+
+    /// Streams `source` into `.ftgst-save.PID.RANDOM.part` in the library (1 MiB at a time), hashing what it
+    /// writes, then flushes it. Removed again on any failure.
+    static func copyToTemporary(_ source: String, in library: URL, expectedSHA256: String,
+                                isCancelled: () -> Bool) throws -> URL
+    {
+        let temporary = library.appendingPathComponent(
+            ".ftgst-save.\(getpid()).\(UInt32.random(in: 0...UInt32.max)).part")
+        let input: POSIXFile
+        do {
+            input = try POSIXFile(path: source, flags: O_RDONLY)
+        } catch let error as SystemCallError {
+            throw FilmtoneError(.fileNotFound, "cannot read \(source): \(error.reason)")
+        }
+        let output: POSIXFile
+        do {
+            output = try POSIXFile(path: temporary.path, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        } catch let error as SystemCallError {
+            throw FilmtoneError(.writeFailed, "cannot write in \(library.path): \(error.reason)")
+        }
+        var kept = false
+        defer { if !kept { unlink(temporary.path) } }
+
+        var hasher = SHA256()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
+            let count: Int
+            do {
+                count = try input.read(into: buffer)
+            } catch let error as SystemCallError {
+                throw FilmtoneError(.fileNotFound, "cannot read \(source): \(error.reason)")
+            }
+            if count == 0 { break }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+            hasher.update(chunk)
+            do {
+                try output.writeAll(chunk)
+            } catch let error as SystemCallError {
+                throw FilmtoneError(.writeFailed, "cannot write in \(library.path): \(error.reason)")
+            }
+        }
+        do {
+            try output.sync()
+            try output.close()
+        } catch let error as SystemCallError {
+            throw FilmtoneError(.writeFailed, "cannot write in \(library.path): \(error.reason)")
+        }
+        guard SHA256.hexString(hasher.finalize()) == expectedSHA256 else {
+            throw FilmtoneError(.writeFailed, "\(source) changed while it was being saved; nothing was saved")
+        }
+        kept = true
+        return temporary
+    }
+
+    /// `SAVE_FAILED` naming the copy the ledger holds for this content.
+    static func alreadySaved(_ entry: LibraryLedger.Entry, in library: URL) -> FilmtoneError {
+        let path = library.appendingPathComponent(entry.name).path
+        if FileManager.default.fileExists(atPath: path) {
+            return FilmtoneError(.saveFailed, "already saved as \(path)")
+        }
+        return FilmtoneError(.saveFailed, "already saved as \(path) (since removed from the library; its entry in "
+                                 + "\(ledgerName) still counts)")
+    }
+
+    /// Flushes the folder's entries (the new name, the new ledger) to the disk. Best effort: some file systems
+    /// refuse `fsync` on a folder.
+    static func syncDirectory(_ folder: URL) {
+        let fd = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+
+    private static func reason(_ error: Error) -> String {
+        (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
+    }
+}
+
+// MARK: - Lock
+
+/// The library's kernel lock: `flock(LOCK_EX)` on `.ftgst-ledger.lock`. The kernel drops it when the holder's
+/// descriptor closes, so a crashed or killed process never leaves the library locked. The lock file itself is
+/// never removed (removing it would let two processes lock two different files).
+enum LibraryLock {
+    /// Runs `body` holding the lock. Waits at most `timeoutMilliseconds` for it (non-blocking attempts every
+    /// 10 ms), then `WRITE_FAILED` "library busy".
+    static func withLock<T>(in library: URL, timeoutMilliseconds: Int64, isCancelled: () -> Bool,
+                            _ body: () throws -> T) throws -> T
+    {
+        let path = library.appendingPathComponent(LibrarySave.lockName).path
+        let file: POSIXFile
+        do {
+            file = try POSIXFile(path: path, flags: O_RDWR | O_CREAT, mode: 0o644)
+        } catch let error as SystemCallError {
+            throw FilmtoneError(.writeFailed, "cannot open the library lock \(path): \(error.reason)")
+        }
+        let deadline = ContinuousClock.now + .milliseconds(timeoutMilliseconds)
+        while flock(file.descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let lockError = errno
+            if lockError == EINTR { continue }
+            guard lockError == EWOULDBLOCK else {
+                throw FilmtoneError(.writeFailed, "cannot lock \(path): \(String(cString: strerror(lockError)))")
+            }
+            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
+            guard ContinuousClock.now < deadline else {
+                throw FilmtoneError(.writeFailed, "library busy: another process held \(path) for over "
+                                        + "\(timeoutMilliseconds) ms")
+            }
+            usleep(10_000)
+        }
+        // Closing the descriptor (when `file` goes) would release it too; unlocking first says so explicitly.
+        defer { flock(file.descriptor, LOCK_UN) }
+        return try body()
+    }
+}
+
+// MARK: - Ledger
+
+/// `.ftgst-ledger.json`: which contents the library holds, by SHA-256, and under which name. Rewritten whole
+/// (temporary file, `fsync`, rename) under the lock; one entry per line so it reads well:
+///
+///     {"version":1,"entries":[
+///     {"sha256":"ba78…","name":"clip.mp4","size":1234,"savedAt":"2025-01-31T12:00:00Z"}
+///     ]}
+struct LibraryLedger: Equatable {
+    struct Entry: Equatable {
+        var sha256: String
+        var name: String
+        var size: Int64
+        var savedAt: String
+    }
+
+    var entries: [Entry] = []
+
+    static func url(in library: URL) -> URL { library.appendingPathComponent(LibrarySave.ledgerName) }
+
+    func entry(sha256: String) -> Entry? { entries.first { $0.sha256 == sha256 } }
+
+    /// The library's ledger; empty when there is none yet. A ledger that cannot be read or parsed is
+    /// `WRITE_FAILED`: saving without it could break the once-only promise, so it must be repaired or removed.
+    static func read(in library: URL) throws -> LibraryLedger {
+        let path = url(in: library).path
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if access(path, F_OK) != 0, errno == ENOENT { return LibraryLedger() }
+            throw FilmtoneError(.writeFailed, "cannot read the library ledger \(path)")
+        }
+        return try parse(data, path: path)
+    }
+
+    /// Parses the JSON text; `path` only names the file in errors.
+    static func parse(_ data: Data, path: String) throws -> LibraryLedger {
+        func damaged(_ why: String) -> FilmtoneError {
+            FilmtoneError(.writeFailed, "the library ledger \(path) is damaged (\(why)): repair or remove it")
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw damaged("not a JSON object")
+        }
+        guard let list = object["entries"] as? [[String: Any]] else { throw damaged("no 'entries' list") }
+        var ledger = LibraryLedger()
+        for item in list {
+            guard let sha256 = item["sha256"] as? String, sha256.count == 64,
+                  sha256.allSatisfy({ $0.isHexDigit && !$0.isUppercase }),
+                  let name = item["name"] as? String, !name.isEmpty
+            else { throw damaged("an entry without a valid 'sha256' and 'name'") }
+            let size = (item["size"] as? NSNumber)?.int64Value ?? 0
+            ledger.entries.append(Entry(sha256: sha256, name: name, size: size,
+                                        savedAt: item["savedAt"] as? String ?? ""))
+        }
+        return ledger
+    }
+
+    /// The file's bytes.
+    var serialized: [UInt8] {
+        let lines = entries.map { entry -> String in
+            JSONValue.object([
+                ("sha256", .string(entry.sha256)), ("name", .string(entry.name)), ("size", .int(entry.size)),
+                ("savedAt", .string(entry.savedAt)),
+            ]).serialized
+        }
+        let body = lines.isEmpty ? "" : "\n" + lines.joined(separator: ",\n") + "\n"
+        return Array("{\"version\":1,\"entries\":[\(body)]}\n".utf8)
+    }
+
+    /// UTC, to the second: `2025-01-31T12:00:00Z`.
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: date)
+    }
+}

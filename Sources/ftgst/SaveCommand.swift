@@ -1,0 +1,41 @@
+import FilmtoneGst
+import Foundation
+
+/// `ftgst save FILE [--library DIR]`: copies an export into the pictures library, at most once per content.
+enum SaveCommand {
+    static let help = """
+        usage: ftgst save FILE [--library DIR]
+          FILE                  the file to save (a regular file), e.g. an export
+          --library DIR         the library folder [$(xdg-user-dir PICTURES)/Filmtone, else ~/Pictures/Filmtone]
+        copies FILE into the library atomically, keeping its name (name-2.ext… on a collision), and prints
+        {"path":…,"sha256":…}; content already in the library (same SHA-256, per the library's
+        .ftgst-ledger.json) is [SAVE_FAILED] already saved as PATH
+        environment: FTGST_LIBRARY_LOCK_TIMEOUT_MS  wait for the library's lock [30000]
+        """
+
+    static func run(_ words: [String]) async throws {
+        let arguments = try Arguments(words, options: ["library"], flags: ["help"])
+        if arguments.has("help") {
+            print(help)
+            return
+        }
+        guard arguments.positionals.count == 1, let file = arguments.positionals.first else {
+            throw usage(arguments.positionals.isEmpty ? "save needs a FILE" : "save takes one FILE")
+        }
+        var options = SaveOptions(file: file)
+        options.library = arguments.string("library")
+        if let value = try environmentMilliseconds("FTGST_LIBRARY_LOCK_TIMEOUT_MS") {
+            options.lockTimeoutMilliseconds = value
+        }
+        let result = try await saveToLibrary(options)
+        print(result.json.serialized)
+    }
+}
+
+/// A positive whole number of milliseconds from the environment; nil when unset. Anything else is
+/// `INVALID_ARGUMENT`, so a typo never silently falls back to the default.
+func environmentMilliseconds(_ name: String) throws -> Int64? {
+    guard let text = ProcessInfo.processInfo.environment[name] else { return nil }
+    guard let value = Int64(text), value > 0 else { throw usage("\(name) must be a positive whole number, got '\(text)'") }
+    return value
+}
