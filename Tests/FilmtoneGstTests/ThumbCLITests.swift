@@ -333,3 +333,20 @@ extension ThumbCLITests {
                       status: 66)
     }
 }
+
+extension ThumbCLITests {
+    /// Values that used to overflow nanosecond or byte arithmetic (a trap, exit 132) are refused as usage errors.
+    func testHugeNumbersAreInvalidArgumentsNotCrashes() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let huge = String(Int64.max)
+        for option in ["--time-ms", "--tolerance-ms", "--timeout-ms", "--cache-cap-mb"] {
+            assertFailure(try thumb(clip, [option, huge]), code: "INVALID_ARGUMENT", status: 64)
+        }
+        assertFailure(try Run.ftgst(["preview", clip, "--time-ms", huge, "-o", cache.appendingPathComponent("p.png").path]),
+                      code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(try Run.ftgst(["probe", clip, "--timeout-ms", huge]), code: "INVALID_ARGUMENT", status: 64)
+        // The largest accepted time is a clean DECODE_FAILED (past the end), not a trap.
+        assertFailure(try thumb(clip, ["--time-ms", "1000000000000", "--tolerance-ms", "0"]), code: "DECODE_FAILED",
+                      status: 68)
+    }
+}

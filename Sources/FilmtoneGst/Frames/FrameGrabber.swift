@@ -80,7 +80,7 @@ struct FrameGrabber {
         }
         let sink = AppSink(element: try pipeline.element(named: "sink"))
 
-        pipeline.pause()
+        try pipeline.startPrerolling(remote: request.source.isRemote)
         let prerolled = try watchForLocalStall(pipeline, sawCaps: sawCaps)
         var sample = try waitAndPull(pipeline, sink, deadline, what: "first frame", alreadyDone: prerolled)
 

@@ -3,6 +3,10 @@ import Foundation
 /// The checks every frame job shares (thumbnails, previews): source, headers, time, size, image format, deadline.
 /// Throws `INVALID_ARGUMENT`, `INVALID_URL` or `UNSUPPORTED_FORMAT`; touches no file.
 struct FrameOptions {
+    /// The largest time, tolerance or timeout accepted (≈ 31 years): far beyond any media, and small enough that
+    /// nanosecond arithmetic on it cannot overflow.
+    static let maxMilliseconds: Int64 = 1_000_000_000_000
+
     var frameRequest: FrameRequest
     var format: ImageFormat
     var quality: Double
@@ -11,12 +15,13 @@ struct FrameOptions {
          maxHeight: Int, format: String, quality: Double, timeoutMilliseconds: Int64) throws
     {
         func invalid(_ message: String) -> FilmtoneError { FilmtoneError(.invalidArgument, message) }
-        guard timeMilliseconds >= 0 else { throw invalid("--time-ms must not be negative") }
-        guard toleranceMilliseconds >= 0 else { throw invalid("--tolerance-ms must not be negative") }
+        let limit = FrameOptions.maxMilliseconds
+        guard (0...limit).contains(timeMilliseconds) else { throw invalid("--time-ms must be 0…\(limit)") }
+        guard (0...limit).contains(toleranceMilliseconds) else { throw invalid("--tolerance-ms must be 0…\(limit)") }
         guard maxWidth > 0, maxWidth <= 16384 else { throw invalid("--max-width must be 1…16384") }
         guard maxHeight > 0, maxHeight <= 16384 else { throw invalid("--max-height must be 1…16384") }
         guard quality.isFinite, (0...1).contains(quality) else { throw invalid("--quality must be between 0 and 1") }
-        guard timeoutMilliseconds > 0 else { throw invalid("--timeout-ms must be positive") }
+        guard (1...limit).contains(timeoutMilliseconds) else { throw invalid("--timeout-ms must be 1…\(limit)") }
         self.format = try ImageFormat.parse(format)
         self.quality = quality
         frameRequest = FrameRequest(

@@ -15,8 +15,10 @@ struct ClockTime: Comparable, Hashable, CustomStringConvertible {
         self.nanoseconds = UInt64(raw)  // GstClockTime is guint64, which imports as UInt on Linux
     }
 
+    /// Negative times are zero; times beyond `UInt64` nanoseconds saturate (validation keeps them far lower).
     static func milliseconds(_ ms: Int64) -> ClockTime {
-        ClockTime(nanoseconds: UInt64(max(0, ms)) * 1_000_000)
+        let (product, overflow) = UInt64(max(0, ms)).multipliedReportingOverflow(by: 1_000_000)
+        return ClockTime(nanoseconds: overflow ? UInt64.max - 1 : product)
     }
 
     static let zero = ClockTime(nanoseconds: 0)

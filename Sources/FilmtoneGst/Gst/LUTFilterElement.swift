@@ -43,7 +43,21 @@ final class LUTFilterState: @unchecked Sendable {
     private var builtFor: Settings? = nil
     private var luts: (input: CubeLUT?, creative: CubeLUT?) = (nil, nil)
     private var kernel: LUTKernel? = nil
-    var layout: PackedRGBLayout? = nil
+    private var negotiatedLayout: PackedRGBLayout? = nil
+
+    /// Where R, G, B sit in the negotiated format (set_info), read by the frame loop.
+    var layout: PackedRGBLayout? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return negotiatedLayout
+        }
+        set {
+            lock.lock()
+            negotiatedLayout = newValue
+            lock.unlock()
+        }
+    }
 
     func update(_ change: (inout Settings) -> Void) {
         lock.lock()
@@ -78,16 +92,26 @@ final class LUTFilterState: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// The kernel for the current settings, built on first use after start() or a property change.
+    /// The kernel for the current settings, built on first use after start() or a property change. The build
+    /// (a 64 MiB table, ≈ 80 ms) runs outside the lock, so property calls from other threads never wait for it.
     func currentKernel() throws -> LUTKernel {
         lock.lock()
-        defer { lock.unlock() }
-        if let kernel, builtFor == settings { return kernel }
-        let look = try Look(inputLUT: luts.input, creativeLUT: luts.creative, intensity: settings.intensity,
-                            interpolation: settings.interpolation)
-        let built = LUTKernel(look: look)
-        kernel = built
-        builtFor = settings
+        if let kernel, builtFor == settings {
+            lock.unlock()
+            return kernel
+        }
+        let wanted = settings
+        let slots = luts
+        lock.unlock()
+        let built = LUTKernel(look: try Look(inputLUT: slots.input, creativeLUT: slots.creative,
+                                             intensity: wanted.intensity, interpolation: wanted.interpolation))
+        lock.lock()
+        // Publish unless the settings moved on meanwhile (the next frame then builds for the newer ones).
+        if settings == wanted {
+            kernel = built
+            builtFor = wanted
+        }
+        lock.unlock()
         return built
     }
 }
@@ -117,13 +141,13 @@ enum LUTFilterElement {
     /// The GType, registered once per process (a second copy of this code, e.g. the loadable plugin inside a
     /// process that already registered it statically, finds the existing type by name).
     static let type: GType = {
-        let existing = g_type_from_name(typeName)
-        if existing != 0 { return existing }
+        // The offset first, even when the type exists: this copy's code must address instances the same way.
         var query = GTypeQuery()
         g_type_query(gst_video_filter_get_type(), &query)
-        stateOffset = Int(query.instance_size)
         let pointerSize = MemoryLayout<UnsafeMutableRawPointer>.size
-        stateOffset = (stateOffset + pointerSize - 1) / pointerSize * pointerSize
+        stateOffset = (Int(query.instance_size) + pointerSize - 1) / pointerSize * pointerSize
+        let existing = g_type_from_name(typeName)
+        if existing != 0 { return existing }
         return g_type_register_static_simple(
             gst_video_filter_get_type(), typeName, query.class_size, classInit,
             guint(stateOffset + pointerSize), instanceInit, GTypeFlags(rawValue: 0))
@@ -152,7 +176,10 @@ enum LUTFilterElement {
 
     /// Makes `ftlut` available inside this process without a plugin file (`gst_plugin_register_static`).
     static func registerStatically() {
-        guard gst_element_factory_find(factoryName) == nil else { return }
+        if let factory = gst_element_factory_find(factoryName) {  // transfer full
+            gst_object_unref(UnsafeMutableRawPointer(factory))
+            return
+        }
         // The descriptor's permanent strings: gst_plugin_register_static may keep the pointers it is given.
         let d = PluginDescriptor.pointer.pointee
         _ = gst_plugin_register_static(d.major_version, d.minor_version, d.name, d.description, pluginInit,

@@ -58,9 +58,11 @@ final class Pipeline {
         return child
     }
 
-    /// Starts prerolling (`GST_STATE_PAUSED`). A synchronous failure leaves its error on the bus for `wait`.
-    func pause() {
-        gst_element_set_state(element.pointer, GST_STATE_PAUSED)
+    /// Starts prerolling (`GST_STATE_PAUSED`). False when the state change failed at once (its error, if any,
+    /// is on the bus): waiting for ASYNC_DONE then would only run out the deadline.
+    @discardableResult
+    func pause() -> Bool {
+        gst_element_set_state(element.pointer, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE
     }
 
     func play() {
@@ -99,7 +101,7 @@ final class Pipeline {
     /// `gst_element_seek_simple` in TIME. False when the pipeline refused the seek.
     func seek(to time: ClockTime, flags: SeekFlags) -> Bool {
         gst_element_seek_simple(element.pointer, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),
-                                gint64(time.nanoseconds)) != 0
+                                gint64(clamping: time.nanoseconds)) != 0
     }
 
     /// `gst_element_query_duration` in TIME; nil when unknown.

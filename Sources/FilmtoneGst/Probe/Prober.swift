@@ -25,8 +25,8 @@ struct ProbeRequest {
 
     /// Throws `INVALID_ARGUMENT` or `INVALID_URL`; touches no file.
     init(_ options: ProbeOptions) throws {
-        guard options.timeoutMilliseconds > 0 else {
-            throw FilmtoneError(.invalidArgument, "--timeout-ms must be positive")
+        guard (1...FrameOptions.maxMilliseconds).contains(options.timeoutMilliseconds) else {
+            throw FilmtoneError(.invalidArgument, "--timeout-ms must be 1…\(FrameOptions.maxMilliseconds)")
         }
         source = try MediaSource.parse(options.source)
         headers = try options.headers.map(HTTPHeader.parse)
@@ -155,7 +155,7 @@ struct Prober {
             collector.add(stream)
         }
 
-        pipeline.pause()
+        try pipeline.startPrerolling(remote: request.source.isRemote)
         try waitForPreroll(pipeline, collector: collector, deadline: deadline)
 
         let (streams, typeCaps) = collector.snapshot

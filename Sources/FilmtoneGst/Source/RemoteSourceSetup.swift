@@ -8,7 +8,8 @@ enum RemoteSourceSetup {
 
     /// souphttpsrc's own I/O timeout: the job's deadline rounded up to whole seconds, between 1 and 60.
     static func timeoutSeconds(forJobMilliseconds milliseconds: Int64) -> Int64 {
-        max(1, min(60, (milliseconds + 999) / 1000))
+        // Rounded up without adding first: `milliseconds + 999` overflows near Int64.max.
+        max(1, min(60, milliseconds / 1000 + (milliseconds % 1000 > 0 ? 1 : 0)))
     }
 
     /// Connects to `uriDecodeBin`'s `source-setup` and configures each source it creates. Properties a source

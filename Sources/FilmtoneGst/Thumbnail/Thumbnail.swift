@@ -60,7 +60,9 @@ struct ThumbnailRequest {
     /// Checks every option; throws `INVALID_ARGUMENT`, `INVALID_URL` or `UNSUPPORTED_FORMAT`. Touches no file.
     init(_ options: ThumbnailOptions, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         func invalid(_ message: String) -> FilmtoneError { FilmtoneError(.invalidArgument, message) }
-        guard options.cacheCapMegabytes > 0 else { throw invalid("--cache-cap-mb must be positive") }
+        guard (1...(1 << 30)).contains(options.cacheCapMegabytes) else {
+            throw invalid("--cache-cap-mb must be 1…\(1 << 30)")
+        }
         let name = options.cacheName ?? "thumb-\(UUID().uuidString.lowercased())"
         guard !name.isEmpty, !name.contains("/"), !name.contains(".."), !name.contains("\0"), !name.hasPrefix(".")
         else { throw invalid("--cache-name must be a plain file name (no '/', no '..', not hidden): \(name)") }
