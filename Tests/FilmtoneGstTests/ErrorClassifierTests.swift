@@ -54,6 +54,15 @@ final class ErrorClassifierTests: XCTestCase {
         XCTAssertEqual(error.cause?.httpStatus, 404)
     }
 
+    func testNetworkFailuresGetAMessageThatSaysWhatHappened() {
+        var c = cause("stream", GstErrorCode.streamFailed, factory: "souphttpsrc")
+        c.element = "source"
+        let error = ErrorClassifier.classify(c, remote: true)
+        XCTAssertEqual(error.code, .remoteFetchFailed)
+        XCTAssertTrue(error.message.hasPrefix("could not connect to or read from the server"), error.message)
+        XCTAssertEqual(error.cause?.message, "m", "GStreamer's own text stays in the cause")
+    }
+
     /// The classifier compares against GStreamer's C enums; pin them to the documented numbers so a mapping
     /// mistake (or an import surprise) shows up here rather than as a wrong exit status.
     func testGStreamerErrorCodesArePinned() {

@@ -225,6 +225,7 @@ final class RemoteThumbnailTests: XCTestCase {
                             timeout: 30)
         assertFailed(run, code: "REMOTE_FETCH_FAILED", status: 69, cacheDir: cache)
         XCTAssertLessThan(run.seconds, 5, "a refused connection should fail at once, not at the deadline")
+        XCTAssertTrue(run.result.stderr.contains("could not connect to or read from the server"), run.result.stderr)
         print("connection refused: \(String(format: "%.2f", run.seconds)) s: \(run.result.stderr)", terminator: "")
     }
 

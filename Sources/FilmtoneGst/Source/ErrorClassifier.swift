@@ -34,6 +34,14 @@ enum ErrorClassifier {
 
     private static func message(for cause: FilmtoneError.GStreamerCause) -> String {
         var text = cause.message.isEmpty ? "GStreamer error" : cause.message
+        // souphttpsrc reports a refused connection, an unknown host, a TLS failure or a reset alike, as a bare
+        // STREAM/FAILED "Internal data stream error" with no HTTP status; say what it means for the user.
+        if let factory = cause.factory, httpSources.contains(factory), cause.httpStatus == nil,
+           cause.domain == "stream", cause.code == GstErrorCode.streamFailed
+        {
+            text = "could not connect to or read from the server (connection refused, unknown host, TLS failure "
+                + "or connection reset)"
+        }
         if let status = cause.httpStatus { text += " (HTTP \(status))" }
         if let element = cause.element { text += " [\(element)]" }
         return text
