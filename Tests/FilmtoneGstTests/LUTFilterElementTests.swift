@@ -28,26 +28,6 @@ final class LUTFilterElementTests: XCTestCase {
         }
     }
 
-    private func reference(_ input: [UInt8], layout: PackedRGBLayout, look: Look) -> [UInt8] {
-        var output = input
-        var index = 0
-        while index < input.count {
-            let rgb = SIMD3<Double>(Double(input[index + layout.red]), Double(input[index + layout.green]),
-                                    Double(input[index + layout.blue])) / 255
-            let mapped = look.apply(rgb)
-            output[index + layout.red] = LUTKernel.code(mapped.x)
-            output[index + layout.green] = LUTKernel.code(mapped.y)
-            output[index + layout.blue] = LUTKernel.code(mapped.z)
-            index += layout.bytesPerPixel
-        }
-        return output
-    }
-
-    private func maxDifference(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        XCTAssertEqual(a.count, b.count)
-        return zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
-    }
-
     func testEveryFormatMatchesTheReferenceWithinOneCode() throws {
         let look = try Look(inputLUT: nil, creativeLUT: try CubeLUT.load(path: Self.look), intensity: 1,
                             interpolation: .tetrahedral)
@@ -55,7 +35,7 @@ final class LUTFilterElementTests: XCTestCase {
             let input = try frame(format: format, filter: nil)
             let output = try frame(format: format, filter: "ftlut creative-lut=\(Self.look)")
             XCTAssertNotEqual(input, output, "\(format): the look must change the picture")
-            XCTAssertLessThanOrEqual(maxDifference(output, reference(input, layout: layout, look: look)), 1, format)
+            XCTAssertLessThanOrEqual(maxByteDifference(output, look.referenceApply(toPacked: input, layout: layout)), 1, format)
         }
     }
 
@@ -66,7 +46,7 @@ final class LUTFilterElementTests: XCTestCase {
                                 intensity: intensity, interpolation: interpolation)
             let output = try frame(format: "RGBx", filter: "ftlut input-lut=\(Self.gains) creative-lut=\(Self.look) "
                 + "intensity=\(intensity) interpolation=\(interpolation.rawValue)")
-            XCTAssertLessThanOrEqual(maxDifference(output, reference(input, layout: .rgbx, look: look)), 1,
+            XCTAssertLessThanOrEqual(maxByteDifference(output, look.referenceApply(toPacked: input, layout: .rgbx)), 1,
                                      "\(intensity) \(interpolation)")
         }
     }
@@ -83,7 +63,7 @@ final class LUTFilterElementTests: XCTestCase {
                             interpolation: .tetrahedral)
         let input = try frame(format: "RGB", filter: nil, width: 33, height: 7)
         let output = try frame(format: "RGB", filter: "ftlut creative-lut=\(Self.look)", width: 33, height: 7)
-        XCTAssertLessThanOrEqual(maxDifference(output, reference(input, layout: .rgb, look: look)), 1)
+        XCTAssertLessThanOrEqual(maxByteDifference(output, look.referenceApply(toPacked: input, layout: .rgb)), 1)
     }
 
     func testBadAndMissingFilesBecomeLUTInvalidAndFileNotFound() throws {

@@ -109,3 +109,26 @@ func maxDifference(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double {
     let difference = a - b
     return max(abs(difference.x), abs(difference.y), abs(difference.z))
 }
+
+extension Look {
+    /// The reference result for a packed 8-bit frame: each pixel through `apply` in Double, rounded to nearest
+    /// (`LUTKernel.code`); bytes other than R, G, B are kept. What every frame-level test compares against.
+    func referenceApply(toPacked input: [UInt8], layout: PackedRGBLayout = .rgb) -> [UInt8] {
+        var output = input
+        for index in stride(from: 0, to: input.count - layout.bytesPerPixel + 1, by: layout.bytesPerPixel) {
+            let rgb = SIMD3<Double>(Double(input[index + layout.red]), Double(input[index + layout.green]),
+                                    Double(input[index + layout.blue])) / 255
+            let mapped = apply(rgb)
+            output[index + layout.red] = LUTKernel.code(mapped.x)
+            output[index + layout.green] = LUTKernel.code(mapped.y)
+            output[index + layout.blue] = LUTKernel.code(mapped.z)
+        }
+        return output
+    }
+}
+
+/// The largest per-byte difference between two byte arrays; arrays of different lengths fail the test.
+func maxByteDifference(_ a: [UInt8], _ b: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> Int {
+    XCTAssertEqual(a.count, b.count, "compared arrays differ in length", file: file, line: line)
+    return zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
+}
