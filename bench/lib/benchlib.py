@@ -14,6 +14,7 @@ import re
 import shlex
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -33,6 +34,19 @@ class Sample:
         self.returncode = returncode
         self.stdout = stdout
         self.stderr = stderr
+
+
+def log(msg):
+    """Progress and errors go to stderr, so stdout stays the report."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def fail(prefix, msg, tmp=None):
+    """Report an error (and a kept scratch folder) and exit 1."""
+    log(f"{prefix}: ERROR: " + msg)
+    if tmp:
+        log(f"{prefix}: scratch directory kept for inspection: {tmp}")
+    sys.exit(1)
 
 
 def timed_run(cmd, cwd=None, env=None):

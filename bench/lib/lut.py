@@ -27,15 +27,11 @@ LUT_SIZE = 33
 INTERP = "tetrahedral"
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
+log = benchlib.log
 
 
 def fail(msg, tmp=None):
-    log("bench/lut: ERROR: " + msg)
-    if tmp:
-        log(f"bench/lut: scratch directory kept for inspection: {tmp}")
-    sys.exit(1)
+    benchlib.fail("bench/lut", msg, tmp)
 
 
 def run_json(cmd, tmp):

@@ -25,15 +25,11 @@ RSS_TARGET = 1.0    # ftgst/ffmpeg median peak RSS must be <= this
 PSNR_WARN_DB = 12.0
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
+log = benchlib.log
 
 
 def fail(msg, tmp=None):
-    log("bench/thumb: ERROR: " + msg)
-    if tmp:
-        log(f"bench/thumb: scratch directory kept for inspection: {tmp}")
-    sys.exit(1)
+    benchlib.fail("bench/thumb", msg, tmp)
 
 
 def ftgst_cmd(ftgst, clip, tmp, name):
