@@ -10,6 +10,9 @@ let topLevelHelp = """
       preview SOURCE -o OUT one frame with a film look applied (ftgst preview --help)
       lut inspect FILE      parse a .cube LUT and describe it as JSON (ftgst lut --help)
       probe URI [options]   describe a video, photo or audio source as JSON (ftgst probe --help)
+      export SOURCE -o OUT  decode, apply the look, encode with a preset (ftgst export --help)
+      presets               list the export presets
+      cancel [--workspace DIR]  stop the running export
       save FILE [--library DIR]  copy an export into the pictures library, once (ftgst save --help)
       share FILE [--print]  hand a file to the desktop's open/share handler (ftgst share --help)
       --version             print versions
@@ -24,6 +27,9 @@ func runCommand(_ words: [String]) async throws {
     case "preview": try await PreviewCommand.run(rest)
     case "lut": try await LUTCommand.run(rest)
     case "probe": try await ProbeCommand.run(rest)
+    case "export": try await ExportCommand.run(rest)
+    case "presets": try await PresetsCommand.run(rest)
+    case "cancel": try await CancelCommand.run(rest)
     case "save": try await SaveCommand.run(rest)
     case "share": try await ShareCommand.run(rest)
     case "--version", "version":

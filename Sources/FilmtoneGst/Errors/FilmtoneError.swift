@@ -22,6 +22,8 @@ public struct FilmtoneError: Error, Equatable, CustomStringConvertible, Sendable
         case saveFailed = "SAVE_FAILED"
         /// `share`: no desktop handler could take the file (none present, it failed, or it did not return in time).
         case shareUnavailable = "SHARE_UNAVAILABLE"
+        /// `export`: another export holds the workspace; nothing was queued.
+        case exportBusy = "EXPORT_BUSY"
 
         /// The process exit status the CLI uses for this code (documented in docs/CLI.md). 64 is bad usage.
         public var exitStatus: Int32 {
@@ -37,6 +39,7 @@ public struct FilmtoneError: Error, Equatable, CustomStringConvertible, Sendable
             case .lutInvalid: return 76
             case .saveFailed: return 77
             case .shareUnavailable: return 78
+            case .exportBusy: return 75
             case .cancelled: return 130
             }
         }

@@ -69,6 +69,14 @@ final class Element {
         return GLib.borrowString(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS)) ?? ""
     }
 
+    /// The klass metadata of the installed factory `name` (e.g. `Codec/Muxer`), "" when not installed
+    /// (`gst_element_factory_find`, transfer full).
+    static func factoryKlass(named name: String) -> String {
+        guard (try? GstRuntime.ensure()) != nil, let factory = gst_element_factory_find(name) else { return "" }
+        defer { gst_object_unref(UnsafeMutableRawPointer(factory)) }
+        return GLib.borrowString(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS)) ?? ""
+    }
+
     // MARK: - Properties
 
     func hasProperty(_ name: String) -> Bool {

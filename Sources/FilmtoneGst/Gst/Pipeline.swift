@@ -26,10 +26,28 @@ final class Pipeline {
 
     /// `gst_parse_launch`. A description that does not parse is a bug in ftgst's recipe (`INTERNAL`), unless an
     /// element is simply not installed (`UNSUPPORTED_FORMAT`).
-    init(launch description: String) throws {
+    convenience init(launch description: String) throws {
+        try self.init { error in gst_parse_launch(description, &error) }
+    }
+
+    /// `gst_parse_launchv`: the description as separate words, exactly as `gst-launch-1.0` receives its argv
+    /// (each word is escaped as one unit, so a path with spaces stays one property value).
+    convenience init(words: [String]) throws {
+        try self.init { error in
+            var pointers: [UnsafeMutablePointer<gchar>?] = words.map { strdup($0) } + [nil]
+            defer { pointers.forEach { free($0) } }
+            return pointers.withUnsafeMutableBufferPointer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<gchar>?.self, capacity: buffer.count) {
+                    gst_parse_launchv($0, &error)
+                }
+            }
+        }
+    }
+
+    private init(parse: (inout UnsafeMutablePointer<GError>?) -> UnsafeMutablePointer<GstElement>?) throws {
         try GstRuntime.ensure()
         var error: UnsafeMutablePointer<GError>? = nil
-        let raw = gst_parse_launch(description, &error)  // floating
+        let raw = parse(&error)  // floating
         if let failure = GLib.takeError(error) {
             if let raw { gst_object_unref(gst_object_ref_sink(raw)) }  // a partial result may come with an error
             let missing = failure.domain == gst_parse_error_quark()
@@ -108,6 +126,15 @@ final class Pipeline {
     func duration() -> ClockTime? {
         var value: gint64 = -1
         guard gst_element_query_duration(element.pointer, GST_FORMAT_TIME, &value) != 0, value >= 0 else {
+            return nil
+        }
+        return ClockTime(nanoseconds: UInt64(value))
+    }
+
+    /// `gst_element_query_position` in TIME; nil when unknown.
+    func position() -> ClockTime? {
+        var value: gint64 = -1
+        guard gst_element_query_position(element.pointer, GST_FORMAT_TIME, &value) != 0, value >= 0 else {
             return nil
         }
         return ClockTime(nanoseconds: UInt64(value))

@@ -1,0 +1,435 @@
+import Foundation
+import Glibc
+
+/// The stages an export reports.
+public enum ExportStage: String, Sendable {
+    case probing
+    /// Decode, look and encode.
+    case rendering
+    /// The file moved into place, the output probed, the sidecar and record written.
+    case finalizing
+}
+
+/// One progress event. `progress` is the whole export's fraction (0…1), never decreasing, 1 at the end.
+public struct ExportProgress: Sendable, Equatable {
+    public var stage: ExportStage
+    public var progress: Double
+    public var currentFrame: Int64
+    /// nil when the source does not say how many frames it has.
+    public var totalFrames: Int64?
+    /// Frames per second rendered so far.
+    public var framesPerSecond: Double
+    /// Estimated time left in milliseconds, when it can be estimated.
+    public var remainingMilliseconds: Int64?
+
+    public var json: JSONValue {
+        .object([
+            ("event", .string("progress")), ("stage", .string(stage.rawValue)),
+            ("progress", .double((progress * 10000).rounded() / 10000)), ("currentFrame", .int(currentFrame)),
+            ("totalFrames", totalFrames.map { .int($0) } ?? .null),
+            ("fps", .double((framesPerSecond * 10).rounded() / 10)),
+            ("remainingMs", remainingMilliseconds.map { .int($0) } ?? .null),
+        ])
+    }
+}
+
+/// A finished export.
+public struct ExportResult: Sendable {
+    public var path: String
+    public var preset: String
+    public var width: Int
+    public var height: Int
+    /// The output's duration as probed (nil for a photo).
+    public var durationMilliseconds: Int64?
+    public var frames: Int64
+    public var sizeBytes: Int64
+    public var sidecar: String
+    public var benchmark: String
+    public var elapsedMilliseconds: Int64
+
+    public var json: JSONValue {
+        .object([
+            ("event", .string("result")), ("path", .string(path)), ("preset", .string(preset)),
+            ("width", .int(Int64(width))), ("height", .int(Int64(height))),
+            ("durationMs", durationMilliseconds.map { .int($0) } ?? .null), ("frames", .int(frames)),
+            ("sizeBytes", .int(sizeBytes)), ("sidecar", .string(sidecar)), ("benchmark", .string(benchmark)),
+            ("elapsedMs", .int(elapsedMilliseconds)),
+        ])
+    }
+}
+
+/// Runs an export: probe, decode → upright → scale → look → encode with a preset, into a temporary file beside
+/// the output that is renamed over it only after a clean end of stream; then the sidecar and the benchmark
+/// record. One export at a time per workspace (`EXPORT_BUSY`). Stops within a second on `cancelExport`,
+/// SIGINT/SIGTERM (with `ExportSignals.install()`), `ftgst cancel`, task cancellation or the timeout, leaving
+/// nothing at the output (`CANCELLED`, the reason as the message). `progress` is called from a worker thread.
+public func runExport(_ options: ExportOptions, progress: (@Sendable (ExportProgress) -> Void)? = nil) async throws
+    -> ExportResult
+{
+    let request = try ExportRequest(options)
+    return try await runDetached { isCancelled in
+        try ExportRun(request: request, emit: progress ?? { _ in }, isTaskCancelled: isCancelled).run()
+    }
+}
+
+/// An export's events as an `AsyncThrowingStream`: progress events, then the result; cancelling the consuming
+/// task cancels the export.
+public enum ExportEvent: Sendable {
+    case progress(ExportProgress)
+    case finished(ExportResult)
+}
+
+public func exportEvents(_ options: ExportOptions) -> AsyncThrowingStream<ExportEvent, Error> {
+    AsyncThrowingStream { continuation in
+        let task = Task {
+            do {
+                let result = try await runExport(options) { continuation.yield(.progress($0)) }
+                continuation.yield(.finished(result))
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+    }
+}
+
+/// `ftgst export --dry-run`: probes the source and prints the `gst-launch-1.0` command (for `bash`) that does
+/// the same export, writing OUT directly. Touches no output and takes no workspace lock.
+public func exportCommandLine(_ options: ExportOptions,
+                              environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String
+{
+    let request = try ExportRequest(options, environment: environment)
+    return try await runDetached { isCancelled in
+        try request.source.checkExists()
+        let report = try ExportRun.probe(request, isCancelled: isCancelled)
+        let preset = try ExportRun.preset(for: request, report: report, environment: environment)
+        let plan = try ExportRun.plan(request, report: report, preset: preset, output: request.output.path)
+        let plugins = request.look == nil ? nil : ExportRun.pluginDirectory(environment)
+        return ExportPlan.shellCommand(words: plan.words, pluginDirectory: plugins)
+    }
+}
+
+// MARK: - Driver
+
+/// Counts the frames leaving the scaler, from the streaming thread.
+private final class FrameCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var frames: Int64 = 0
+
+    func add() {
+        lock.lock()
+        frames += 1
+        lock.unlock()
+    }
+
+    var count: Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        return frames
+    }
+}
+
+struct ExportRun {
+    let request: ExportRequest
+    let emit: (ExportProgress) -> Void
+    let isTaskCancelled: () -> Bool
+
+    /// Progress given to each stage: probing up to 2 %, rendering up to 97 %, finalizing the rest.
+    static let probingEnd = 0.02
+    static let renderingEnd = 0.97
+
+    func run() throws -> ExportResult {
+        let controller = ExportCancelController.shared
+        controller.begin()
+        defer { controller.end() }
+        let lock = try request.workspace.lock()
+        defer { withExtendedLifetime(lock) {} }
+
+        let record = ExportRecorder(request: request)
+        let deadline = request.options.timeoutMilliseconds.map { Deadline(after: $0) }
+        let cancelReason: () -> CancelReason? = {
+            if let reason = controller.reason { return reason }
+            if request.workspace.cancelRequested { controller.cancel(.externalCommand) }
+            else if isTaskCancelled() { controller.cancel(.api) }
+            else if deadline?.hasPassed == true { controller.cancel(.timeout) }
+            return controller.reason
+        }
+        var temporary: URL? = nil
+        do {
+            // Probing
+            var reported = 0.0
+            let report: (ExportProgress) -> Void = { event in
+                var event = event
+                event.progress = max(reported, min(1, event.progress))
+                reported = event.progress
+                emit(event)
+            }
+            report(ExportProgress(stage: .probing, progress: 0, currentFrame: 0, totalFrames: nil, framesPerSecond: 0))
+            try request.source.checkExists()
+            let source = try ExportRun.probe(request, isCancelled: { cancelReason() != nil })
+            try ExportRun.throwIfCancelled(cancelReason())
+            record.source = source
+            let preset = try ExportRun.preset(for: request, report: source, environment: ProcessInfo.processInfo.environment)
+            record.preset = preset
+            let total = ExportRun.totalFrames(source)
+            record.lap(.probing)
+            report(ExportProgress(stage: .probing, progress: ExportRun.probingEnd, currentFrame: 0, totalFrames: total,
+                                  framesPerSecond: 0))
+
+            // Rendering
+            let staging = try ExportRun.stagingFile(for: request)
+            temporary = staging
+            let plan = try ExportRun.plan(request, report: source, preset: preset, output: staging.path)
+            record.plan = try ExportRun.plan(request, report: source, preset: preset, output: request.output.path)
+            let frames = try render(plan, totalFrames: total, sourceDuration: source.durationMilliseconds,
+                                    cancelReason: cancelReason, report: report, record: record)
+            record.frames = frames
+            record.lap(.rendering)
+
+            // Finalizing
+            report(ExportProgress(stage: .finalizing, progress: ExportRun.renderingEnd, currentFrame: frames,
+                                  totalFrames: total ?? frames, framesPerSecond: record.framesPerSecond))
+            try ExportRun.throwIfCancelled(cancelReason())
+            try ExportRun.place(staging, at: request.output, overwrite: request.options.overwrite)
+            temporary = nil
+            let output = try? ExportRun.probeFile(request.output.path, isCancelled: { false })
+            record.output = output
+            record.lap(.finalizing)
+            let sizeBytes = (try? FileManager.default.attributesOfItem(atPath: request.output.path)[.size] as? Int64)
+                .flatMap { $0 } ?? 0
+            let result = ExportResult(
+                path: request.output.path, preset: preset.name, width: plan.width, height: plan.height,
+                durationMilliseconds: output?.durationMilliseconds, frames: frames, sizeBytes: sizeBytes,
+                sidecar: request.output.path + ".ftgst.json", benchmark: request.output.path + ".ftgst-bench.json",
+                elapsedMilliseconds: record.elapsedMilliseconds)
+            try record.writeSidecar(to: result.sidecar, plan: plan)
+            try record.writeBenchmark(to: result.benchmark, outcome: .ok)
+            report(ExportProgress(stage: .finalizing, progress: 1, currentFrame: frames, totalFrames: total ?? frames,
+                                  framesPerSecond: record.framesPerSecond, remainingMilliseconds: 0))
+            return result
+        } catch {
+            if let temporary { unlink(temporary.path) }
+            let failure = (error as? FilmtoneError) ?? FilmtoneError(.internalError, "\(error)")
+            record.lapOpenStage()
+            let outcome: ExportRecorder.Outcome = failure.code == .cancelled ? .cancelled(controller.reason ?? .api)
+                : .failed(failure)
+            record.writeFailureRecord(in: request.workspace.records, outcome: outcome)
+            throw failure
+        }
+    }
+
+    static func throwIfCancelled(_ reason: CancelReason?) throws {
+        if let reason { throw FilmtoneError(.cancelled, reason.rawValue) }
+    }
+
+    /// Plays the pipeline to its end, reporting progress every ~150 ms. Returns the frames rendered.
+    private func render(_ plan: ExportPlan, totalFrames: Int64?, sourceDuration: Int64?,
+                        cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void,
+                        record: ExportRecorder) throws -> Int64
+    {
+        let pipeline = try Pipeline(words: plan.words)
+        defer { pipeline.stop() }
+        let counter = FrameCounter()
+        guard let pad = try pipeline.element(named: "size").staticPad("src") else {
+            throw FilmtoneError(.internalError, "the size filter has no src pad")
+        }
+        pad.onData { item in
+            if case .buffer = item { counter.add() }
+            return .pass
+        }
+        let started = ContinuousClock.now
+        pipeline.play()
+        var lastTick = ContinuousClock.now
+        var lastFrames: Int64 = -1
+        var lastChange = ContinuousClock.now
+        let stall = Duration.milliseconds(request.options.stallMilliseconds)
+        while true {
+            if let reason = cancelReason() {
+                pipeline.stop()
+                throw FilmtoneError(.cancelled, reason.rawValue)
+            }
+            switch pipeline.bus.pop(timeout: .milliseconds(50), kinds: [.error, .endOfStream]) {
+            case .error(let cause)?:
+                throw ExportRun.classify(cause, remote: request.source.isRemote)
+            case .endOfStream?:
+                return counter.count
+            default:
+                break
+            }
+            let now = ContinuousClock.now
+            let frames = counter.count
+            if frames != lastFrames {
+                lastFrames = frames
+                lastChange = now
+            } else if now - lastChange > stall {
+                throw FilmtoneError(request.source.isRemote ? .remoteFetchFailed : .decodeFailed,
+                                    "no new frame for \(request.options.stallMilliseconds) ms: the pipeline stalled")
+            }
+            guard now - lastTick >= .milliseconds(150) else { continue }
+            lastTick = now
+            record.pressure.sample()
+            let seconds = ExportRun.seconds(now - started)
+            let fps = seconds > 0 ? Double(frames) / seconds : 0
+            var fraction: Double? = nil
+            if let totalFrames, totalFrames > 0 {
+                fraction = min(1, Double(frames) / Double(totalFrames))
+            } else if let duration = sourceDuration, duration > 0, let position = pipeline.position() {
+                fraction = min(1, Double(position.milliseconds) / Double(duration))
+            }
+            let remaining = fraction.flatMap { f -> Int64? in
+                f > 0.01 ? Int64(seconds * (1 - f) / f * 1000) : nil
+            }
+            let overall = ExportRun.probingEnd + (ExportRun.renderingEnd - ExportRun.probingEnd) * (fraction ?? 0)
+            report(ExportProgress(stage: .rendering, progress: overall, currentFrame: frames, totalFrames: totalFrames,
+                                  framesPerSecond: fps, remainingMilliseconds: remaining))
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Errors from the encoding half (encoders, muxers, the file sink) are `WRITE_FAILED`; the decoding half
+    /// is classified as for thumbnails.
+    static func classify(_ cause: FilmtoneError.GStreamerCause, remote: Bool) -> FilmtoneError {
+        let klass = cause.factory.map(Element.factoryKlass(named:)) ?? ""
+        if klass.contains("Encoder") || klass.contains("Muxer") || klass.contains("Sink") {
+            var error = ErrorClassifier.classify(cause, remote: remote)
+            error.code = .writeFailed
+            error.message = "encoding or writing failed: " + error.message
+            return error
+        }
+        return ErrorClassifier.classify(cause, remote: remote)
+    }
+
+    // MARK: - Steps shared with --dry-run
+
+    static func probe(_ request: ExportRequest, isCancelled: @escaping () -> Bool) throws -> ProbeReport {
+        var options = ProbeOptions(source: request.options.source)
+        options.headers = request.options.headers
+        return try Prober(request: try ProbeRequest(options), isCancelled: isCancelled).probe()
+    }
+
+    static func probeFile(_ path: String, isCancelled: @escaping () -> Bool) throws -> ProbeReport {
+        try Prober(request: try ProbeRequest(ProbeOptions(source: path)), isCancelled: isCancelled).probe()
+    }
+
+    static func preset(for request: ExportRequest, report: ProbeReport, environment: [String: String]) throws
+        -> ExportPreset
+    {
+        guard report.video != nil else {
+            throw FilmtoneError(.unsupportedFormat, "the source has no video or picture to export")
+        }
+        let preset: ExportPreset
+        if let name = request.options.preset {
+            preset = try ExportPresets.named(name, environment: environment)
+        } else {
+            guard let chosen = ExportPresets.choose(for: request.output.path, isImage: report.isImage,
+                                                    among: try ExportPresets.all(environment: environment))
+            else { throw FilmtoneError(.invalidArgument, "no preset fits; name one with --preset") }
+            preset = chosen
+        }
+        let kind: ExportPreset.SourceKind = report.isImage ? .image : .video
+        guard preset.sources == kind else {
+            throw FilmtoneError(.invalidArgument, "preset \(preset.name) takes \(preset.sources.rawValue) sources; "
+                                    + "this source is a \(report.isImage ? "photo" : "video")")
+        }
+        return preset
+    }
+
+    static func plan(_ request: ExportRequest, report: ProbeReport, preset: ExportPreset, output: String) throws
+        -> ExportPlan
+    {
+        let video = report.video!
+        return try ExportPlan.make(preset: preset, ExportPlan.Inputs(
+            source: request.source, headers: request.headers, isJPEG: report.isImage && video.codec == "jpeg",
+            displayWidth: video.displayWidth, displayHeight: video.displayHeight,
+            maxWidth: request.options.maxWidth, maxHeight: request.options.maxHeight, look: request.look,
+            audio: request.options.audio, sourceAudioCodec: report.audio?.codec, output: output))
+    }
+
+    static func totalFrames(_ report: ProbeReport) -> Int64? {
+        guard let video = report.video else { return nil }
+        if report.isImage { return 1 }
+        if let count = video.frameCount, count > 0 { return count }
+        guard let rate = video.frameRate, let duration = report.durationMilliseconds else { return nil }
+        let parts = rate.split(separator: "/").compactMap { Double($0) }
+        guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { return nil }
+        return Int64((Double(duration) / 1000 * parts[0] / parts[1]).rounded())
+    }
+
+    /// The plugin folder for `--dry-run`'s `GST_PLUGIN_PATH`: `$FTGST_PLUGIN_DIR`, else the folder `make`
+    /// puts the plugin in beside this build (`.build/gst-plugins` for release, `-debug` for debug builds).
+    static func pluginDirectory(_ environment: [String: String]) -> String? {
+        if let explicit = environment["FTGST_PLUGIN_DIR"], !explicit.isEmpty { return explicit }
+        // `.build/debug` is a symlink to `.build/<triple>/debug`: look beside both.
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? ".")
+        for build in [executable.deletingLastPathComponent(),
+                      executable.resolvingSymlinksInPath().deletingLastPathComponent()] {
+            let flavour = build.path.contains("debug") ? "gst-plugins-debug" : "gst-plugins"
+            for root in [build.deletingLastPathComponent(), build.deletingLastPathComponent().deletingLastPathComponent()] {
+                for name in [flavour, "gst-plugins", "gst-plugins-debug"] {
+                    let folder = root.appendingPathComponent(name)
+                    if FileManager.default.fileExists(atPath: folder.appendingPathComponent("libgstfilmtone.so").path) {
+                        return folder.standardizedFileURL.path
+                    }
+                }
+            }
+        }
+        return nil
+    }
+
+    // MARK: - Output file
+
+    /// Checks OUT can be written (its folder exists, it is not a folder, it is absent unless `--overwrite`) and
+    /// creates the temporary file beside it: `.NAME.ftgst-PID-RANDOM.part`.
+    static func stagingFile(for request: ExportRequest) throws -> URL {
+        let output = request.output
+        let folder = output.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: output.path, isDirectory: &isDirectory) {
+            guard !isDirectory.boolValue else { throw FilmtoneError(.writeFailed, "the output is a folder: \(output.path)") }
+            guard request.options.overwrite else {
+                throw FilmtoneError(.writeFailed, "the output exists (use --overwrite): \(output.path)")
+            }
+        }
+        let staging = folder.appendingPathComponent(
+            ".\(output.lastPathComponent).ftgst-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).part")
+        let fd = open(staging.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw FilmtoneError(.writeFailed, "cannot write in \(folder.path): \(String(cString: strerror(errno)))")
+        }
+        close(fd)
+        return staging
+    }
+
+    /// Moves the finished file into place: flushed first, then `rename` (with `--overwrite`) or `link` + `unlink`
+    /// (which fails if OUT appeared meanwhile, so nothing is replaced without `--overwrite`).
+    static func place(_ staging: URL, at output: URL, overwrite: Bool) throws {
+        func failed(_ call: String) -> FilmtoneError {
+            FilmtoneError(.writeFailed, "\(call) \(output.path): \(String(cString: strerror(errno)))")
+        }
+        let fd = open(staging.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failed("open") }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard synced else { throw failed("fsync") }
+        if overwrite {
+            guard rename(staging.path, output.path) == 0 else { throw failed("rename") }
+        } else {
+            guard link(staging.path, output.path) == 0 else {
+                if errno == EEXIST {
+                    throw FilmtoneError(.writeFailed, "the output appeared while exporting (use --overwrite): \(output.path)")
+                }
+                throw failed("link")
+            }
+            unlink(staging.path)
+        }
+        let folder = open(output.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 {
+            fsync(folder)
+            close(folder)
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+
+/// What happens to the source's audio in an export.
+public enum AudioMode: String, Sendable, CaseIterable {
+    /// `copy` when the source's audio is AAC and the preset takes it, else `aac`; nothing without audio.
+    case auto
+    /// The compressed AAC packets as they are (no re-encoding).
+    case copy
+    /// Decoded and re-encoded to AAC.
+    case aac
+    /// No audio track.
+    case none
+}
+
+/// The pure part of an export: the preset's template filled in for one source, as gst-launch words. The same
+/// words are parsed in process (`gst_parse_launchv`) and printed by `--dry-run`, so the two cannot drift.
+struct ExportPlan: Equatable {
+    /// The words of the pipeline description, placeholders filled.
+    var words: [String]
+    var width: Int
+    var height: Int
+    /// The audio mode actually used (`auto` resolved).
+    var audio: AudioMode
+
+    struct Inputs {
+        var source: MediaSource
+        var headers: [HTTPHeader]
+        /// The probe says the source is a JPEG photo: put `jpegparse` in front so EXIF orientation is applied
+        /// (decodebin does not plug it by itself in 1.22).
+        var isJPEG: Bool
+        var displayWidth: Int
+        var displayHeight: Int
+        var maxWidth: Int
+        var maxHeight: Int
+        var look: LookSettings?
+        var audio: AudioMode
+        /// The source's audio codec (probe's short name), nil without audio.
+        var sourceAudioCodec: String?
+        var output: String
+    }
+
+    /// Fills `preset`'s template. Throws `UNSUPPORTED_FORMAT` when `--audio copy` cannot be honoured.
+    static func make(preset: ExportPreset, _ inputs: Inputs) throws -> ExportPlan {
+        let size = outputSize(displayWidth: inputs.displayWidth, displayHeight: inputs.displayHeight,
+                              maxWidth: inputs.maxWidth, maxHeight: inputs.maxHeight, even: preset.evenSize)
+        let audio = try resolveAudio(inputs.audio, sourceCodec: inputs.sourceAudioCodec, preset: preset)
+        var words: [String] = []
+        for word in preset.template {
+            switch word {
+            case "{source}": words += sourceWords(inputs, audio: audio)
+            case "{size}":
+                words += ["capsfilter", "name=size",
+                          "caps=video/x-raw,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1"]
+            case "{look}": words += inputs.look.map(lookWords) ?? []
+            case "{audio}": words += audioWords(audio)
+            case "{output}": words += ["filesink", "location=\(inputs.output)"]
+            default: words.append(word)
+            }
+        }
+        return ExportPlan(words: collapseLinks(words), width: size.width, height: size.height, audio: audio)
+    }
+
+    /// The display size fitted into the bounds, aspect kept, never upscaled; even when the codec needs it
+    /// (rounded down, at least 2).
+    static func outputSize(displayWidth: Int, displayHeight: Int, maxWidth: Int, maxHeight: Int, even: Bool)
+        -> (width: Int, height: Int)
+    {
+        var size = FrameRecipe.outputSize(width: displayWidth, height: displayHeight, pixelAspect: Fraction(1, 1),
+                                          maxWidth: maxWidth, maxHeight: maxHeight)
+        if even {
+            size.width = max(2, size.width & ~1)
+            size.height = max(2, size.height & ~1)
+        }
+        return size
+    }
+
+    static func resolveAudio(_ mode: AudioMode, sourceCodec: String?, preset: ExportPreset) throws -> AudioMode {
+        guard preset.carriesAudio, let codec = sourceCodec else {
+            if mode == .copy || mode == .aac, sourceCodec != nil {
+                throw FilmtoneError(.unsupportedFormat, "preset \(preset.name) has no audio track; use --audio none")
+            }
+            return .none
+        }
+        switch mode {
+        case .auto: return codec == "aac" ? .copy : .aac
+        case .copy:
+            guard codec == "aac" else {
+                throw FilmtoneError(.unsupportedFormat, "cannot copy \(codec) audio into \(preset.name) (it takes AAC); "
+                                        + "use --audio aac")
+            }
+            return .copy
+        case .aac, .none: return mode
+        }
+    }
+
+    private static func sourceWords(_ inputs: Inputs, audio: AudioMode) -> [String] {
+        var words: [String]
+        switch inputs.source {
+        case .local(let path): words = ["filesrc", "location=\(path)"]
+        case .remote(let url):
+            words = ["souphttpsrc", "location=\(url.absoluteString)"]
+            if !inputs.headers.isEmpty { words.append("extra-headers=\(headerStructure(inputs.headers))") }
+        }
+        if inputs.isJPEG { words += ["!", "jpegparse"] }
+        // decodebin stops at `caps`: compressed AAC for a copy, raw otherwise; streams that match none of them
+        // are not exposed (no decoding of audio that is not wanted).
+        let caps: String
+        switch audio {
+        case .copy: caps = "video/x-raw(ANY);audio/mpeg,mpegversion=4"
+        case .aac: caps = "video/x-raw(ANY);audio/x-raw(ANY)"
+        case .none, .auto: caps = "video/x-raw(ANY)"
+        }
+        return words + ["!", "decodebin", "name=src", "caps=\(caps)", "expose-all-streams=false"]
+    }
+
+    /// souphttpsrc's `extra-headers` as a serialized GstStructure: `headers, Name=(string)"value"`.
+    static func headerStructure(_ headers: [HTTPHeader]) -> String {
+        let fields = headers.map { header -> String in
+            let escaped = header.value.replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "\"", with: "\\\"")
+            return "\(header.name)=(string)\"\(escaped)\""
+        }
+        return (["headers"] + fields).joined(separator: ",")
+    }
+
+    private static func lookWords(_ look: LookSettings) -> [String] {
+        var words = [LUTFilterElement.factoryName, "name=look"]
+        if let input = look.inputLUT { words.append("input-lut=\(input)") }
+        if let creative = look.creativeLUT { words.append("creative-lut=\(creative)") }
+        words.append("intensity=\(look.intensity)")
+        words.append("interpolation=\(look.interpolation.rawValue)")
+        return words
+    }
+
+    private static func audioWords(_ audio: AudioMode) -> [String] {
+        switch audio {
+        case .copy: return ["src.", "!", "audio/mpeg", "!", "aacparse", "!", "queue", "!", "mux."]
+        case .aac:
+            return ["src.", "!", "audio/x-raw", "!", "queue", "!", "audioconvert", "!", "audioresample", "!",
+                    "avenc_aac", "!", "aacparse", "!", "queue", "!", "mux."]
+        case .none, .auto: return []
+        }
+    }
+
+    /// A placeholder that filled in to nothing leaves `! !`: one link goes with it.
+    static func collapseLinks(_ words: [String]) -> [String] {
+        var out: [String] = []
+        for word in words {
+            if word == "!", out.last == "!" { continue }
+            out.append(word)
+        }
+        return out
+    }
+
+    // MARK: - Shell
+
+    /// The `--dry-run` command: runnable with `bash`, the plugin folder in `GST_PLUGIN_PATH`, every word
+    /// single-quoted (gst-launch escapes spaces inside one argument itself, so a path with spaces stays whole).
+    static func shellCommand(words: [String], pluginDirectory: String?) -> String {
+        var parts: [String] = []
+        if let pluginDirectory {
+            parts.append("GST_PLUGIN_PATH=\(shellQuote(pluginDirectory))${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}")
+        }
+        parts += ["gst-launch-1.0", "-q"]
+        parts += words.map { $0 == "!" ? "'!'" : shellQuote($0) }
+        return parts.joined(separator: " ")
+    }
+
+    static func shellQuote(_ word: String) -> String {
+        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+@%")
+        if !word.isEmpty, word.allSatisfy({ safe.contains($0) }) { return word }
+        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}

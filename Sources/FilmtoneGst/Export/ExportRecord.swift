@@ -1,0 +1,156 @@
+import Foundation
+import Glibc
+
+/// What an export leaves beside its output and in the workspace:
+/// - `OUT.ftgst.json`, the sidecar: the request, the resolved preset and pipeline, each LUT's SHA-256, the
+///   probe of the source and of the output, the versions;
+/// - `OUT.ftgst-bench.json`, the benchmark record: stage durations, frames, fps, CPU time, peak memory,
+///   memory-pressure events, the result and the cancel reason. A failed or cancelled export writes its record
+///   to the workspace's `records/` folder instead (there is no OUT to put it beside).
+final class ExportRecorder {
+    enum Outcome {
+        case ok
+        case failed(FilmtoneError)
+        case cancelled(CancelReason)
+    }
+
+    let request: ExportRequest
+    let pressure = MemoryPressureCounter()
+    var source: ProbeReport? = nil
+    var output: ProbeReport? = nil
+    var preset: ExportPreset? = nil
+    var plan: ExportPlan? = nil
+    var frames: Int64 = 0
+
+    private let startedAt = Date()
+    private let started = ContinuousClock.now
+    private let cpuAtStart: Int64
+    private var lapStart = ContinuousClock.now
+    private var stages: [(ExportStage, Int64)] = []
+    private var renderingMilliseconds: Int64 = 0
+
+    init(request: ExportRequest) {
+        self.request = request
+        ResourceUsage.resetPeakMemory()
+        cpuAtStart = ResourceUsage.cpuMilliseconds()
+    }
+
+    /// Closes the current stage, named `stage`.
+    func lap(_ stage: ExportStage) {
+        let now = ContinuousClock.now
+        let milliseconds = ExportRecorder.milliseconds(now - lapStart)
+        stages.append((stage, milliseconds))
+        if stage == .rendering { renderingMilliseconds = milliseconds }
+        lapStart = now
+    }
+
+    /// After a failure: the stage that was running gets its time too.
+    func lapOpenStage() {
+        let order: [ExportStage] = [.probing, .rendering, .finalizing]
+        guard stages.count < order.count else { return }
+        lap(order[stages.count])
+    }
+
+    var elapsedMilliseconds: Int64 { ExportRecorder.milliseconds(ContinuousClock.now - started) }
+
+    var framesPerSecond: Double {
+        renderingMilliseconds > 0 ? Double(frames) * 1000 / Double(renderingMilliseconds) : 0
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    // MARK: - Documents
+
+    func sidecar(plan: ExportPlan) -> JSONValue {
+        var luts: [JSONValue] = []
+        if let look = request.look {
+            for (slot, path) in [("input", look.inputLUT), ("creative", look.creativeLUT)] {
+                guard let path else { continue }
+                let digest = try? SHA256.hash(file: path)
+                luts.append(.object([("slot", .string(slot)), ("path", .string(path)),
+                                     ("sha256", digest.map { .string($0) } ?? .null)]))
+            }
+        }
+        let recorded = self.plan ?? plan
+        let words = recorded.words.map(ExportRecorder.redactWord)
+        return .object([
+            ("ftgst", .string(FilmtoneVersion.string)), ("gstreamer", .string(GstRuntime.version)),
+            ("request", request.options.json),
+            ("preset", preset?.json ?? .null),
+            ("pipeline", .string(words.joined(separator: " "))),
+            ("command", .string(ExportPlan.shellCommand(words: words, pluginDirectory:
+                request.look == nil ? nil : ExportRun.pluginDirectory(ProcessInfo.processInfo.environment)))),
+            ("width", .int(Int64(plan.width))), ("height", .int(Int64(plan.height))),
+            ("audio", .string(plan.audio.rawValue)),
+            ("luts", .array(luts)),
+            ("source", source?.json ?? .null),
+            ("output", output?.json ?? .null),
+        ])
+    }
+
+    /// Secrets in HTTP headers do not belong in a file left beside a video.
+    static func redactWord(_ word: String) -> String {
+        guard word.hasPrefix("extra-headers=") else { return word }
+        return "extra-headers=headers,redacted=(string)true"
+    }
+
+    func benchmark(outcome: Outcome) -> JSONValue {
+        var result = "ok"
+        var error: JSONValue = .null
+        var reason: JSONValue = .null
+        switch outcome {
+        case .ok: break
+        case .failed(let failure):
+            result = "failed"
+            error = .object([("code", .string(failure.code.rawValue)), ("message", .string(failure.message))])
+        case .cancelled(let why):
+            result = "cancelled"
+            reason = .string(why.rawValue)
+        }
+        let cpu = ResourceUsage.cpuMilliseconds() - cpuAtStart
+        let pressureCount = pressure.count
+        return .object([
+            ("result", .string(result)), ("cancelReason", reason), ("error", error),
+            ("source", .string(request.options.source)), ("output", .string(request.output.path)),
+            ("preset", preset.map { .string($0.name) } ?? .null),
+            ("startedAt", .string(ISO8601DateFormatter().string(from: startedAt))),
+            ("stages", .object(stages.map { ($0.0.rawValue, .int($0.1)) })),
+            ("elapsedMs", .int(elapsedMilliseconds)),
+            ("frames", .int(frames)), ("fps", .double((framesPerSecond * 100).rounded() / 100)),
+            ("cpuMs", .int(cpu)),
+            ("peakMemoryBytes", ResourceUsage.peakMemoryBytes().map { .int($0) } ?? .null),
+            ("memoryPressureCount", pressureCount.map { .int($0) } ?? .null),
+            ("memoryPressureSource", .string(pressure.source)),
+            ("memoryStallUs", .int(pressure.stallMicroseconds)),
+            ("cpus", .int(Int64(ProcessInfo.processInfo.activeProcessorCount))),
+            ("pid", .int(Int64(getpid()))),
+            ("ftgst", .string(FilmtoneVersion.string)), ("gstreamer", .string(GstRuntime.version)),
+        ])
+    }
+
+    func writeSidecar(to path: String, plan: ExportPlan) throws {
+        try CacheDirectory.writeAtomically(Array((sidecar(plan: plan).serialized + "\n").utf8),
+                                           to: URL(fileURLWithPath: path))
+    }
+
+    func writeBenchmark(to path: String, outcome: Outcome) throws {
+        try CacheDirectory.writeAtomically(Array((benchmark(outcome: outcome).serialized + "\n").utf8),
+                                           to: URL(fileURLWithPath: path))
+    }
+
+    /// `records/<time>-<pid>-<result>.json`; a failure to write it is not the export's error.
+    func writeFailureRecord(in folder: URL, outcome: Outcome) {
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let stamp = ISO8601DateFormatter().string(from: startedAt).replacingOccurrences(of: ":", with: "")
+        let kind: String
+        switch outcome {
+        case .ok: kind = "ok"
+        case .failed: kind = "failed"
+        case .cancelled: kind = "cancelled"
+        }
+        let path = folder.appendingPathComponent("\(stamp)-\(getpid())-\(kind).json").path
+        try? writeBenchmark(to: path, outcome: outcome)
+    }
+}

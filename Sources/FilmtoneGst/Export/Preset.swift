@@ -1,0 +1,142 @@
+import Foundation
+
+/// An export preset: a gst-launch-style pipeline template with named placeholders, read from a `*.preset` file
+/// (`pipelines/presets/README.md` describes the format). Parsing is pure.
+public struct ExportPreset: Equatable, Sendable {
+    public enum SourceKind: String, Sendable {
+        case video
+        case image
+    }
+
+    public var name: String
+    public var description: String
+    /// Output extensions that choose this preset when none is named (lowercase, no dot).
+    public var extensions: [String]
+    public var sources: SourceKind
+    /// The encoder's chroma subsampling needs even width and height.
+    public var evenSize: Bool
+    /// Bits per channel the preset carries.
+    public var depth: Int
+    /// Whether the container takes an AAC audio track (else the export has no audio).
+    public var carriesAudio: Bool
+    /// The template: whitespace-separated words, placeholders among them.
+    public var template: [String]
+    /// Where it was read from.
+    public var path: String
+
+    static let placeholders: Set<String> = ["{source}", "{size}", "{look}", "{audio}", "{output}"]
+
+    /// Parses a preset file. Throws `INVALID_ARGUMENT` naming the file and line for a malformed one.
+    static func parse(_ text: String, name: String, path: String) throws -> ExportPreset {
+        func invalid(_ line: Int, _ reason: String) -> FilmtoneError {
+            FilmtoneError(.invalidArgument, "preset \(path):\(line): \(reason)")
+        }
+        var fields: [String: String] = [:]
+        var template: [String] = []
+        var inPipeline = false
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("#") || line.isEmpty { continue }
+            if inPipeline {
+                template += line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+                continue
+            }
+            guard let colon = line.firstIndex(of: ":") else { throw invalid(index + 1, "expected 'key: value'") }
+            let key = String(line[..<colon])
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            if key == "pipeline" {
+                inPipeline = true
+                continue
+            }
+            guard ["description", "extensions", "sources", "even-size", "depth", "audio"].contains(key) else {
+                throw invalid(index + 1, "unknown key '\(key)'")
+            }
+            fields[key] = value
+        }
+        guard !template.isEmpty else { throw invalid(0, "no pipeline") }
+        for word in template where word.hasPrefix("{") && !placeholders.contains(word) {
+            throw invalid(0, "unknown placeholder \(word)")
+        }
+        for required in ["{source}", "{size}", "{output}"] where !template.contains(required) {
+            throw invalid(0, "the pipeline has no \(required)")
+        }
+        guard let sources = SourceKind(rawValue: fields["sources"] ?? "video") else {
+            throw invalid(0, "sources must be video or image")
+        }
+        guard let depth = Int(fields["depth"] ?? "8"), [8, 10, 12, 16].contains(depth) else {
+            throw invalid(0, "depth must be 8, 10, 12 or 16")
+        }
+        let audio = fields["audio"] ?? "none"
+        guard ["aac", "none"].contains(audio) else { throw invalid(0, "audio must be aac or none") }
+        return ExportPreset(
+            name: name, description: fields["description"] ?? "",
+            extensions: (fields["extensions"] ?? "").split(separator: " ").map { $0.lowercased() },
+            sources: sources, evenSize: fields["even-size"] == "yes", depth: depth, carriesAudio: audio == "aac",
+            template: template, path: path)
+    }
+
+    /// The JSON `ftgst presets` prints for it and the sidecar records.
+    public var json: JSONValue {
+        .object([
+            ("name", .string(name)), ("description", .string(description)),
+            ("extensions", .array(extensions.map { .string($0) })), ("sources", .string(sources.rawValue)),
+            ("depth", .int(Int64(depth))), ("audio", .bool(carriesAudio)), ("path", .string(path)),
+        ])
+    }
+}
+
+/// The presets found on disk: `$FTGST_PRESETS` if set, else the `pipelines/presets` folder of the source tree
+/// the executable was built in (found by walking up from it), else `/usr/share/ftgst/presets`.
+public enum ExportPresets {
+    /// Every preset, sorted by name. Throws `INVALID_ARGUMENT` if a preset file is malformed, `FILE_NOT_FOUND`
+    /// if no preset folder exists.
+    public static func all(environment: [String: String] = ProcessInfo.processInfo.environment) throws
+        -> [ExportPreset]
+    {
+        let folder = try directory(environment: environment)
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            .filter { $0.hasSuffix(".preset") }.sorted()
+        return try names.map { file in
+            let path = (folder as NSString).appendingPathComponent(file)
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+            else { throw FilmtoneError(.fileNotFound, "cannot read preset \(path)") }
+            return try ExportPreset.parse(text, name: String(file.dropLast(".preset".count)), path: path)
+        }
+    }
+
+    /// The preset named `name`; `INVALID_ARGUMENT` listing the known ones otherwise.
+    public static func named(_ name: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws -> ExportPreset
+    {
+        let presets = try all(environment: environment)
+        guard let preset = presets.first(where: { $0.name == name }) else {
+            throw FilmtoneError(.invalidArgument, "unknown preset '\(name)' (known: "
+                                    + presets.map(\.name).joined(separator: ", ") + ")")
+        }
+        return preset
+    }
+
+    /// The preset an export uses when none is named: the first whose extensions include OUT's, else the first
+    /// one for the source's kind (`h264-mp4` for videos, `jpeg` for photos).
+    static func choose(for output: String, isImage: Bool, among presets: [ExportPreset]) -> ExportPreset? {
+        let ext = (output as NSString).pathExtension.lowercased()
+        let kind: ExportPreset.SourceKind = isImage ? .image : .video
+        if let match = presets.first(where: { $0.sources == kind && $0.extensions.contains(ext) }) { return match }
+        let fallback = isImage ? "jpeg" : "h264-mp4"
+        return presets.first { $0.name == fallback } ?? presets.first { $0.sources == kind }
+    }
+
+    static func directory(environment: [String: String]) throws -> String {
+        if let explicit = environment["FTGST_PRESETS"], !explicit.isEmpty { return explicit }
+        var folder = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        for _ in 0..<6 {
+            let candidate = folder.appendingPathComponent("pipelines/presets")
+            if FileManager.default.fileExists(atPath: candidate.path) { return candidate.path }
+            folder = folder.deletingLastPathComponent()
+        }
+        let installed = "/usr/share/ftgst/presets"
+        if FileManager.default.fileExists(atPath: installed) { return installed }
+        throw FilmtoneError(.fileNotFound, "no preset folder found (set FTGST_PRESETS to pipelines/presets)")
+    }
+}
