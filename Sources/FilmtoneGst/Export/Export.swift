@@ -259,6 +259,7 @@ struct ExportRun {
             }
             let now = ContinuousClock.now
             let frames = counter.count
+            record.frames = frames
             if frames != lastFrames {
                 lastFrames = frames
                 lastChange = now

@@ -102,12 +102,11 @@ public struct ExportOptions: Sendable {
 }
 
 extension HTTPHeader {
-    /// A header line as records keep it: the value of credentials-bearing headers replaced by `***`.
+    /// A header line as records keep it: the name, not the value (custom headers such as `X-Token` carry
+    /// credentials as often as `Authorization` does).
     static func redacted(_ line: String) -> String {
-        guard let colon = line.firstIndex(of: ":") else { return line }
-        let name = line[..<colon].lowercased()
-        let secret = ["authorization", "proxy-authorization", "cookie", "x-api-key"].contains(name)
-        return secret ? "\(line[..<colon]): ***" : line
+        guard let colon = line.firstIndex(of: ":") else { return "***" }
+        return "\(line[..<colon]): ***"
     }
 }
 

@@ -1,0 +1,472 @@
+// End-to-end tests of `ftgst export`, `ftgst presets` and `ftgst cancel` through the built CLI: real encoders,
+// real muxers, real processes for busy/cancel/signals, ffprobe/ffmpeg as the independent judge of the output.
+
+import Foundation
+import XCTest
+@testable import FilmtoneGst
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class ExportCLITests: XCTestCase {
+    private var work: URL!
+    private var workspace: URL!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        work = try TestEnvironment.temporaryDirectory(self)
+        workspace = work.appendingPathComponent("workspace")
+    }
+
+    private var lut: String { SharedLUTs.root.appendingPathComponent("colour-science/resolve_cube/Colour_Correct.cube").path }
+
+    private func export(_ source: String, _ output: String, _ extra: [String] = [], timeout: TimeInterval = 120) throws
+        -> ProcessResult
+    {
+        try Run.ftgst(["export", source, "-o", output, "--workspace", workspace.path, "--progress", "none"] + extra,
+                      timeout: timeout)
+    }
+
+    /// ffprobe's view of one stream: `codec_name`, `width`, `pix_fmt`, … as strings.
+    private func stream(_ path: String, _ selector: String) throws -> [String: String] {
+        let result = try Run.tool("ffprobe", ["-v", "error", "-select_streams", selector, "-show_entries",
+                                              "stream=codec_name,profile,width,height,pix_fmt,nb_frames,sample_rate",
+                                              "-of", "default=noprint_wrappers=1", path])
+        var fields: [String: String] = [:]
+        for line in result.stdout.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { fields[parts[0]] = parts[1] }
+        }
+        return fields
+    }
+
+    /// MD5 of the decoded video frames (ffmpeg `-f md5`): equal only if every decoded pixel is equal.
+    private func videoMD5(_ path: String) throws -> String {
+        let result = try Run.tool("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v", "-f", "md5", "-"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private func jsonObject(_ path: String) throws -> [String: Any] {
+        let data = try XCTUnwrap(FileManager.default.contents(atPath: path), "missing \(path)")
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    /// Files in `folder`, hidden ones (the `.part` staging files) included.
+    private func names(in folder: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+    }
+
+    // MARK: - Presets
+
+    func testPresetsListsEveryPresetWithItsDescription() throws {
+        let result = try Run.ftgst(["presets"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let presets = try result.stdout.split(separator: "\n").map {
+            try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let names = presets.compactMap { $0["name"] as? String }
+        for required in ["h264-mp4", "hevc-mp4", "prores-mov", "ffv1-mkv", "jpeg", "png"] {
+            XCTAssertTrue(names.contains(required), "missing preset \(required) in \(names)")
+        }
+        for preset in presets {
+            XCTAssertFalse((preset["description"] as? String ?? "").isEmpty, "\(preset)")
+        }
+    }
+
+    // MARK: - Outputs
+
+    func testH264ExportIsUprightScaledLookedWithAudioAndRecords() throws {
+        let source = try TestEnvironment.fixture("rotated.mp4")
+        let plain = work.appendingPathComponent("plain.mp4").path
+        let looked = work.appendingPathComponent("looked.mp4").path
+        XCTAssertEqual(try export(source, plain, ["--max-width", "120"]).status, 0)
+        let result = try export(source, looked, ["--max-width", "120", "--creative-lut", lut])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let json = try result.json()
+        XCTAssertEqual(json["path"] as? String, looked)
+        XCTAssertEqual(json["preset"] as? String, "h264-mp4")
+        XCTAssertEqual(json["frames"] as? Int, 90)
+
+        // Upright (the stored 320×240 with a 90° matrix shows as 240×320), fitted to 120 wide, pinned 4:2:0 High.
+        let video = try stream(looked, "v:0")
+        XCTAssertEqual(video["codec_name"], "h264")
+        XCTAssertEqual(video["profile"], "High")
+        XCTAssertEqual(video["pix_fmt"], "yuv420p")
+        XCTAssertEqual(video["width"], "120")
+        XCTAssertEqual(video["height"], "160")
+        XCTAssertEqual(video["nb_frames"], "90")
+        XCTAssertEqual(try stream(looked, "a:0")["codec_name"], "aac", "the AAC track is kept")
+
+        // The look was applied: the looked frame is much closer to the reference look applied to the plain
+        // export's frame than to the plain frame itself (both went through the same lossy encoder).
+        let withLook = try DecodedImage.frame(of: looked, index: 45, width: 120, height: 160)
+        let without = try DecodedImage.frame(of: plain, index: 45, width: 120, height: 160)
+        let look = try Look(inputLUT: nil, creativeLUT: try CubeLUT.load(path: lut), intensity: 1,
+                            interpolation: .tetrahedral)
+        let expected = DecodedImage(width: 120, height: 160, rgb: look.referenceApply(toPacked: without.rgb))
+        XCTAssertGreaterThan(withLook.meanDifference(without), 2)
+        XCTAssertLessThan(withLook.meanDifference(expected), withLook.meanDifference(without) / 2)
+
+        // Sidecar: request, preset, pipeline, the LUT's SHA-256 (checked with sha256sum), both probes, versions.
+        let sidecar = try jsonObject(looked + ".ftgst.json")
+        XCTAssertEqual((sidecar["preset"] as? [String: Any])?["name"] as? String, "h264-mp4")
+        XCTAssertTrue((sidecar["pipeline"] as? String ?? "").contains("x264enc"))
+        let luts = try XCTUnwrap(sidecar["luts"] as? [[String: Any]])
+        let sum = try Run.tool("sha256sum", [lut]).stdout.split(separator: " ").first.map(String.init)
+        XCTAssertEqual(luts.first?["sha256"] as? String, sum)
+        XCTAssertEqual(((sidecar["source"] as? [String: Any])?["video"] as? [String: Any])?["rotation"] as? Int, 270)
+        XCTAssertEqual(((sidecar["output"] as? [String: Any])?["video"] as? [String: Any])?["width"] as? Int, 120)
+        XCTAssertNotNil(sidecar["gstreamer"] as? String)
+        XCTAssertEqual(sidecar["ftgst"] as? String, (try Run.ftgst(["--version"])).stdout.split(separator: " ")[1]
+            .description)
+
+        // Benchmark record: every stage timed, frames, CPU, peak memory, the pressure count.
+        let bench = try jsonObject(looked + ".ftgst-bench.json")
+        XCTAssertEqual(bench["result"] as? String, "ok")
+        let stages = try XCTUnwrap(bench["stages"] as? [String: Any])
+        XCTAssertEqual(Set(stages.keys), ["probing", "rendering", "finalizing"])
+        XCTAssertEqual(bench["frames"] as? Int, 90)
+        XCTAssertGreaterThan(bench["cpuMs"] as? Int ?? 0, 0)
+        XCTAssertGreaterThan(bench["peakMemoryBytes"] as? Int ?? 0, 10_000_000)
+        XCTAssertNotNil(bench["memoryPressureCount"] as? Int, "PSI or cgroup counters exist on this machine")
+        XCTAssertTrue(names(in: work).allSatisfy { !$0.hasSuffix(".part") }, "\(names(in: work))")
+    }
+
+    func testProgressLinesAreMonotonicEndAtOneAndTheResultComesLast() throws {
+        let output = work.appendingPathComponent("progress.mp4").path
+        let result = try Run.ftgst(["export", try TestEnvironment.fixture("clip.mp4"), "-o", output,
+                                    "--workspace", workspace.path, "--progress", "jsonl"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let events = try result.stdout.split(separator: "\n").map {
+            try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let progress = events.filter { $0["event"] as? String == "progress" }
+        XCTAssertGreaterThanOrEqual(progress.count, 3)
+        let fractions = progress.compactMap { $0["progress"] as? Double }
+        XCTAssertEqual(fractions.count, progress.count)
+        XCTAssertEqual(fractions, fractions.sorted(), "progress never decreases")
+        XCTAssertEqual(fractions.last, 1)
+        let stages = progress.compactMap { $0["stage"] as? String }
+        let order = ["probing", "rendering", "finalizing"]
+        XCTAssertEqual(stages.map { order.firstIndex(of: $0)! }, stages.map { order.firstIndex(of: $0)! }.sorted())
+        XCTAssertEqual(stages.first, "probing")
+        XCTAssertEqual(stages.last, "finalizing")
+        XCTAssertEqual(progress.last?["currentFrame"] as? Int, 90)
+        XCTAssertEqual(progress.last?["totalFrames"] as? Int, 90)
+        XCTAssertEqual(events.last?["event"] as? String, "result")
+        XCTAssertEqual(events.last?["path"] as? String, output)
+    }
+
+    func testDryRunPrintsOnlyACommandThatReproducesTheExport() throws {
+        let source = try TestEnvironment.fixture("rotated.mp4")
+        let byHand = work.appendingPathComponent("by hand.mp4").path  // a space: quoting must hold
+        let exported = work.appendingPathComponent("exported.mp4").path
+        let dry = try export(source, byHand, ["--creative-lut", lut, "--max-width", "200", "--dry-run"])
+        XCTAssertEqual(dry.status, 0, dry.stderr)
+        XCTAssertEqual(dry.stdout.split(separator: "\n").count, 1, "one command line, nothing else")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: byHand), "a dry run writes nothing")
+        XCTAssertTrue(dry.stdout.contains("GST_PLUGIN_PATH="), "the ftlut plugin path is set in the command")
+
+        let ran = try Run.process(URL(fileURLWithPath: "/bin/bash"), ["-c", dry.stdout], timeout: 120)
+        XCTAssertEqual(ran.status, 0, ran.stderr)
+        XCTAssertEqual(try export(source, exported, ["--creative-lut", lut, "--max-width", "200"]).status, 0)
+        XCTAssertEqual(try videoMD5(byHand), try videoMD5(exported), "same decoded frames by hand and by ftgst")
+        XCTAssertEqual(try stream(byHand, "a:0")["codec_name"], "aac")
+    }
+
+    func testOddSizedSourceIsRoundedToEvenForFourTwoZero() throws {
+        let output = work.appendingPathComponent("odd.mp4").path
+        let result = try export(try TestEnvironment.fixture("odd.mp4"), output)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let video = try stream(output, "v:0")
+        XCTAssertEqual(video["width"], "320")
+        XCTAssertEqual(video["height"], "240")
+        XCTAssertEqual(video["pix_fmt"], "yuv420p", "an unpinned x264 would pick 4:4:4 from this source")
+    }
+
+    func testTenBitHEVCSourceToH264AndToTenBitProRes() throws {
+        let source = try TestEnvironment.fixture("hevc10.mp4")
+        let h264 = work.appendingPathComponent("from10.mp4").path
+        XCTAssertEqual(try export(source, h264).status, 0)
+        XCTAssertEqual(try stream(h264, "v:0")["pix_fmt"], "yuv420p", "h264-mp4 is pinned to 8-bit 4:2:0")
+        XCTAssertEqual(try stream(h264, "v:0")["nb_frames"], "30")
+
+        let prores = work.appendingPathComponent("from10.mov").path
+        let result = try export(source, prores, ["--creative-lut", lut])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let video = try stream(prores, "v:0")
+        XCTAssertEqual(video["codec_name"], "prores")
+        XCTAssertEqual(video["profile"], "HQ")
+        XCTAssertEqual(video["pix_fmt"], "yuv422p10le")
+        XCTAssertEqual(try jsonObject(prores + ".ftgst.json")["audio"] as? String, "none", "the source has no audio")
+    }
+
+    func testHEVCAndLosslessFFV1Presets() throws {
+        let source = try TestEnvironment.fixture("clip.mp4")
+        let hevc = work.appendingPathComponent("clip-hevc.mp4").path
+        XCTAssertEqual(try export(source, hevc, ["--preset", "hevc-mp4", "--audio", "aac"]).status, 0)
+        XCTAssertEqual(try stream(hevc, "v:0")["codec_name"], "hevc")
+        XCTAssertEqual(try stream(hevc, "a:0")["codec_name"], "aac")
+
+        let ffv1 = work.appendingPathComponent("clip.mkv").path
+        let result = try export(source, ffv1, ["--audio", "none"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try stream(ffv1, "v:0")["codec_name"], "ffv1")
+        XCTAssertEqual(try stream(ffv1, "v:0")["pix_fmt"], "yuv444p")
+        XCTAssertEqual(try stream(ffv1, "a:0")["codec_name"], nil, "--audio none: no audio track")
+    }
+
+    func testPhotoExportIsUprightAndAVideoPresetIsRefused() throws {
+        let photo = try TestEnvironment.fixture("photo-exif.jpg")  // 320×240 stored, EXIF rotate-90
+        let png = work.appendingPathComponent("photo.png").path
+        let result = try export(photo, png, ["--creative-lut", lut])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let picture = try stream(png, "v:0")
+        XCTAssertEqual(picture["codec_name"], "png")
+        XCTAssertEqual(picture["width"], "240")
+        XCTAssertEqual(picture["height"], "320")
+
+        let refused = try export(photo, work.appendingPathComponent("photo.mp4").path, ["--preset", "h264-mp4"])
+        assertFailure(refused, code: "INVALID_ARGUMENT", status: 64)
+    }
+
+    func testRequestFileIsPreviewsRequestPlusExportFields() throws {
+        let output = work.appendingPathComponent("request.mp4").path
+        let request = work.appendingPathComponent("request.json")
+        let body: [String: Any] = ["source": try TestEnvironment.fixture("clip.mp4"), "output": output,
+                                   "creativeLut": lut, "intensity": 0.5, "timeMs": 1000, "format": "png",
+                                   "preset": "h264-mp4", "maxWidth": 160, "audio": "none"]
+        try JSONSerialization.data(withJSONObject: body).write(to: request)
+        let result = try Run.ftgst(["export", "--request", request.path, "--workspace", workspace.path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try stream(output, "v:0")["width"], "160")
+        XCTAssertNil(try stream(output, "a:0")["codec_name"])
+        let recorded = try XCTUnwrap(try jsonObject(output + ".ftgst.json")["request"] as? [String: Any])
+        XCTAssertEqual(recorded["intensity"] as? Double, 0.5)
+
+        try JSONSerialization.data(withJSONObject: ["source": "x.mp4", "output": output, "bitrate": 5]).write(to: request)
+        assertFailure(try Run.ftgst(["export", "--request", request.path]), code: "INVALID_ARGUMENT", status: 64)
+    }
+
+    // MARK: - Errors
+
+    func testExistingOutputIsKeptWithoutOverwriteAndReplacedWithIt() throws {
+        let output = work.appendingPathComponent("exists.mp4")
+        try Data("keep me".utf8).write(to: output)
+        let refused = try export(try TestEnvironment.fixture("clip.mp4"), output.path)
+        assertFailure(refused, code: "WRITE_FAILED", status: 73)
+        XCTAssertEqual(try String(contentsOf: output, encoding: .utf8), "keep me")
+        XCTAssertEqual(names(in: work).filter { $0.hasSuffix(".part") }, [])
+
+        let replaced = try export(try TestEnvironment.fixture("clip.mp4"), output.path, ["--overwrite"])
+        XCTAssertEqual(replaced.status, 0, replaced.stderr)
+        XCTAssertEqual(try stream(output.path, "v:0")["codec_name"], "h264")
+    }
+
+    func testImpossibleOutputPathIsWriteFailedAndLeavesNothing() throws {
+        let blocker = work.appendingPathComponent("a-file")
+        try Data("x".utf8).write(to: blocker)
+        let result = try export(try TestEnvironment.fixture("clip.mp4"), blocker.path + "/out.mp4")
+        assertFailure(result, code: "WRITE_FAILED", status: 73)
+        XCTAssertEqual(names(in: work).filter { $0 != "workspace" }, ["a-file"])
+        let records = names(in: workspace.appendingPathComponent("records"))
+        XCTAssertEqual(records.count, 1)
+        XCTAssertTrue(records.first?.hasSuffix("-failed.json") == true, "\(records)")
+    }
+
+    func testFullDiskDuringEncodingIsWriteFailedAndLeavesNothing() throws {
+        // `ulimit -f` caps the files this process may write (tests run as root, so permissions cannot).
+        let output = work.appendingPathComponent("full.mp4").path
+        let command = "ulimit -f 100; exec \"$0\" export \"$1\" -o \"$2\" --workspace \"$3\" --preset ffv1-mkv"
+        let result = try Run.process(URL(fileURLWithPath: "/bin/bash"),
+                                     ["-c", command, TestEnvironment.binary.path,
+                                      try TestEnvironment.fixture("clip.mp4"), output, workspace.path], timeout: 120)
+        assertFailure(result, code: "WRITE_FAILED", status: 73)
+        XCTAssertEqual(names(in: work), ["workspace"], "no output, no staging file")
+    }
+
+    func testInputErrorsKeepTheirCodes() throws {
+        let output = work.appendingPathComponent("x.mp4").path
+        assertFailure(try export(work.appendingPathComponent("missing.mp4").path, output),
+                      code: "FILE_NOT_FOUND", status: 66)
+        assertFailure(try export("ftp://example.invalid/a.mp4", output), code: "INVALID_URL", status: 65)
+        assertFailure(try export(try TestEnvironment.fixture("truncated.mp4"), output),
+                      code: "DECODE_FAILED", status: 68)
+        let badLUT = work.appendingPathComponent("bad.cube")
+        try Data("LUT_3D_SIZE 2\n0 0 0\n".utf8).write(to: badLUT)
+        assertFailure(try export(try TestEnvironment.fixture("clip.mp4"), output, ["--creative-lut", badLUT.path]),
+                      code: "LUT_INVALID", status: 76)
+        assertFailure(try export(try TestEnvironment.fixture("clip.mp4"), output, ["--preset", "nope"]),
+                      code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+    }
+
+    func testRemoteSourceWithHeadersAndARemoteFailure() throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
+                                         toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        let output = work.appendingPathComponent("remote.mp4").path
+        let result = try export(server.url("/auth/clip.mp4"), output, ["--header", "X-Token: secret"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try stream(output, "v:0")["nb_frames"], "90")
+        let sidecar = try String(contentsOfFile: output + ".ftgst.json", encoding: .utf8)
+        XCTAssertFalse(sidecar.contains("secret"), "header values are not written beside the video")
+        XCTAssertTrue(sidecar.contains("X-Token: ***"))
+
+        let dry = try export(server.url("/auth/clip.mp4"), work.appendingPathComponent("remote-dry.mp4").path,
+                             ["--header", "X-Token: secret", "--dry-run"])
+        let ran = try Run.process(URL(fileURLWithPath: "/bin/bash"), ["-c", dry.stdout], timeout: 120)
+        XCTAssertEqual(ran.status, 0, "the header reaches the server from the printed command too: \(ran.stderr)")
+
+        assertFailure(try export(server.url("/status/404/clip.mp4"), work.appendingPathComponent("r2.mp4").path),
+                      code: "REMOTE_FETCH_FAILED", status: 69)
+    }
+
+    // MARK: - Busy, cancel, signals
+
+    /// A slow export (x265 on a 20 s clip) started as a real process, returned once it is rendering frames.
+    private final class RunningExport {
+        let process = Process()
+        let output: String
+        private let out = Pipe()
+        private let err = Pipe()
+        private let lock = NSLock()
+        private var stdoutText = ""
+        private var stderrText = ""
+
+        init(source: String, output: String, workspace: String, extra: [String] = []) throws {
+            self.output = output
+            process.executableURL = TestEnvironment.binary
+            process.arguments = ["export", source, "-o", output, "--workspace", workspace, "--preset", "hevc-mp4",
+                                 "--progress", "jsonl"] + extra
+            process.standardOutput = out
+            process.standardError = err
+            process.standardInput = FileHandle.nullDevice
+            out.fileHandleForReading.readabilityHandler = { [weak self] handle in
+                let data = handle.availableData
+                self?.append(data, toStdout: true)
+            }
+            err.fileHandleForReading.readabilityHandler = { [weak self] handle in
+                self?.append(handle.availableData, toStdout: false)
+            }
+            try process.run()
+        }
+
+        private func append(_ data: Data, toStdout: Bool) {
+            lock.lock()
+            if toStdout { stdoutText += String(decoding: data, as: UTF8.self) }
+            else { stderrText += String(decoding: data, as: UTF8.self) }
+            lock.unlock()
+        }
+
+        var stdout: String { lock.lock(); defer { lock.unlock() }; return stdoutText }
+        var stderr: String { lock.lock(); defer { lock.unlock() }; return stderrText }
+
+        /// Waits (at most 60 s) for a rendering event with frames done.
+        func waitUntilRendering() throws {
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                let rendering = stdout.split(separator: "\n").contains {
+                    $0.contains("\"stage\":\"rendering\"") && !$0.contains("\"currentFrame\":0,")
+                }
+                if rendering { return }
+                guard process.isRunning else { break }
+                usleep(20_000)
+            }
+            XCTFail("the export never started rendering: \(stdout) \(stderr)")
+            throw CocoaError(.executableLoad)
+        }
+
+        /// Waits (at most `timeout` s) for the exit; returns the seconds waited.
+        func waitForExit(timeout: TimeInterval = 30) -> TimeInterval {
+            let start = Date()
+            while process.isRunning && Date().timeIntervalSince(start) < timeout { usleep(5_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+            usleep(50_000)  // let the pipe handlers drain
+            return Date().timeIntervalSince(start)
+        }
+    }
+
+    private func assertCancelled(_ run: RunningExport, reason: String, file: StaticString = #filePath,
+                                 line: UInt = #line) throws
+    {
+        XCTAssertEqual(run.process.terminationStatus, 130, run.stderr, file: file, line: line)
+        XCTAssertEqual(run.stderr, "[CANCELLED] \(reason)\n", file: file, line: line)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: run.output), "nothing at OUT", file: file, line: line)
+        XCTAssertEqual(names(in: work).filter { $0 != "workspace" }, [], "no staging file left", file: file, line: line)
+        let folder = workspace.appendingPathComponent("records")
+        let records = names(in: folder).filter { $0.hasSuffix("-cancelled.json") }
+        XCTAssertEqual(records.count, 1, "\(names(in: folder))", file: file, line: line)
+        let record = try jsonObject(folder.appendingPathComponent(records[0]).path)
+        XCTAssertEqual(record["result"] as? String, "cancelled", file: file, line: line)
+        XCTAssertEqual(record["cancelReason"] as? String, reason, file: file, line: line)
+        XCTAssertGreaterThan(record["frames"] as? Int ?? 0, 0, "it was cancelled mid-render", file: file, line: line)
+    }
+
+    func testSecondExportIsBusyAndCancelCommandStopsTheFirst() throws {
+        let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
+                                        output: work.appendingPathComponent("long.mp4").path,
+                                        workspace: workspace.path)
+        try running.waitUntilRendering()
+
+        let start = Date()
+        let second = try export(try TestEnvironment.fixture("clip.mp4"), work.appendingPathComponent("second.mp4").path)
+        assertFailure(second, code: "EXPORT_BUSY", status: 75)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5, "refused at once, not queued")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: work.appendingPathComponent("second.mp4").path))
+
+        let cancelStart = Date()
+        let cancel = try Run.ftgst(["cancel", "--workspace", workspace.path])
+        XCTAssertEqual(cancel.status, 0, cancel.stderr)
+        XCTAssertEqual(try cancel.json()["cancelled"] as? Bool, true)
+        _ = running.waitForExit()
+        XCTAssertLessThan(Date().timeIntervalSince(cancelStart), 1.5, "stopped within a second (plus process start)")
+        try assertCancelled(running, reason: "externalCommand")
+
+        let idle = try Run.ftgst(["cancel", "--workspace", workspace.path])
+        XCTAssertEqual(try idle.json()["cancelled"] as? Bool, false)
+    }
+
+    func testSIGINTCancelsWithinASecondAndLeavesNothing() throws {
+        let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
+                                        output: work.appendingPathComponent("int.mp4").path,
+                                        workspace: workspace.path)
+        try running.waitUntilRendering()
+        kill(running.process.processIdentifier, SIGINT)
+        XCTAssertLessThan(running.waitForExit(), 1.0, "stopped within a second")
+        try assertCancelled(running, reason: "userInterrupt")
+    }
+
+    func testSIGTERMCancelsWithReasonTerminated() throws {
+        let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
+                                        output: work.appendingPathComponent("term.mp4").path,
+                                        workspace: workspace.path)
+        try running.waitUntilRendering()
+        kill(running.process.processIdentifier, SIGTERM)
+        XCTAssertLessThan(running.waitForExit(), 1.0)
+        try assertCancelled(running, reason: "terminated")
+    }
+
+    func testTimeoutCancelsWithReasonTimeout() throws {
+        let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
+                                        output: work.appendingPathComponent("slow.mp4").path,
+                                        workspace: workspace.path, extra: ["--timeout-ms", "2500"])
+        _ = running.waitForExit(timeout: 30)
+        try assertCancelled(running, reason: "timeout")
+    }
+
+    func testKilledExportNeverLeavesTheWorkspaceLocked() throws {
+        let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
+                                        output: work.appendingPathComponent("killed.mp4").path,
+                                        workspace: workspace.path)
+        try running.waitUntilRendering()
+        kill(running.process.processIdentifier, SIGKILL)
+        _ = running.waitForExit()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: running.output), "a killed export leaves nothing at OUT")
+        let next = try export(try TestEnvironment.fixture("clip.mp4"), work.appendingPathComponent("next.mp4").path)
+        XCTAssertEqual(next.status, 0, "the kernel released the lock: \(next.stderr)")
+    }
+}
