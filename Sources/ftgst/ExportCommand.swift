@@ -13,6 +13,7 @@ enum ExportCommand {
           --input-lut FILE       .cube applied first    --creative-lut FILE  .cube with the look
           --intensity X          0..1 [1]               --interpolation M    tetrahedral|trilinear|nearest
           --max-width N          --max-height N         bounds of the upright output; never upscaled
+          --start-ms N           keep from N ms of the source   --end-ms N   up to N ms (not included)
           --audio MODE           auto|copy|aac|none [auto: copy AAC, else re-encode to AAC]
           --overwrite            replace OUT if it exists (else WRITE_FAILED)
           --progress MODE        auto|bar|jsonl|none [auto: a bar on a terminal's stderr, else none]
@@ -20,7 +21,7 @@ enum ExportCommand {
           --timeout-ms N         stop with [CANCELLED] timeout after N ms
           --header 'Name: value' (repeatable)
           --request FILE.json    preview's request fields plus preset, audio, overwrite, workspace, maxWidth,
-                                 maxHeight, timeoutMs; options on the command line override it
+                                 maxHeight, startMs, endMs, timeoutMs; options on the command line override it
           --dry-run              print the gst-launch-1.0 command (for bash) that does this export, and exit
         prints {"event":"result","path":…,"preset":…,"width":…,"height":…,"durationMs":…,"frames":…,
         "sizeBytes":…,"sidecar":…,"benchmark":…,"elapsedMs":…}; with --progress jsonl, progress events first.
@@ -36,7 +37,7 @@ enum ExportCommand {
         let arguments = try Arguments(
             normalized,
             options: ["output", "preset", "input-lut", "creative-lut", "intensity", "interpolation", "max-width",
-                      "max-height", "audio", "progress", "workspace", "timeout-ms", "header", "request"],
+                      "max-height", "start-ms", "end-ms", "audio", "progress", "workspace", "timeout-ms", "header", "request"],
             flags: ["help", "overwrite", "dry-run"])
         if arguments.has("help") {
             print(help)
@@ -63,6 +64,8 @@ enum ExportCommand {
         if let value = arguments.string("interpolation") { options.interpolation = value }
         if let value = try arguments.int("max-width") { options.maxWidth = Int(clamping: value) }
         if let value = try arguments.int("max-height") { options.maxHeight = Int(clamping: value) }
+        if let value = try arguments.int("start-ms") { options.startMilliseconds = value }
+        if let value = try arguments.int("end-ms") { options.endMilliseconds = value }
         if let value = arguments.string("audio") {
             guard let mode = AudioMode(rawValue: value) else { throw usage("--audio must be auto, copy, aac or none") }
             options.audio = mode

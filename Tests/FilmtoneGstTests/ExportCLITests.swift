@@ -175,6 +175,43 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(try stream(byHand, "a:0")["codec_name"], "aac")
     }
 
+    func testTrimKeepsTheFramesOnScreenInTheRangeInSyncAndTheDryRunCutsTheSame() throws {
+        let source = try TestEnvironment.fixture("clip.mp4")  // 30 fps, every frame different
+        let output = work.appendingPathComponent("cut.mp4").path
+        let result = try export(source, output, ["--start-ms", "1010", "--end-ms", "2000"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try result.json()["frames"] as? Int, 30, "frames 30…59: the one on screen at 1.010 s first")
+        let video = try stream(output, "v:0")
+        XCTAssertEqual(video["nb_frames"], "30")
+        // The first frame kept is source frame 30 (shown 1.000–1.033 s), not its neighbours.
+        let first = try DecodedImage.frame(of: output, index: 0, width: 320, height: 240)
+        let distances = try [29, 30, 31].map {
+            first.meanDifference(try DecodedImage.frame(of: source, index: $0, width: 320, height: 240))
+        }
+        XCTAssertLessThan(distances[1], distances[0])
+        XCTAssertLessThan(distances[1], distances[2])
+        // Audio starts with the picture (within one AAC packet) and lasts as long.
+        let audio = try Run.tool("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries",
+                                             "stream=start_time,duration", "-of", "csv=p=0", output])
+        let times = audio.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+            .compactMap { Double($0) }
+        XCTAssertEqual(times.count, 2, audio.stdout)
+        XCTAssertLessThan(times.first ?? 1, 0.03)
+        XCTAssertEqual(times.last ?? 0, 1.0, accuracy: 0.05)
+
+        let byHand = work.appendingPathComponent("cut-by-hand.mp4").path
+        let dry = try export(source, byHand, ["--start-ms", "1010", "--end-ms", "2000", "--dry-run"])
+        XCTAssertTrue(dry.stdout.contains("fttrim"), dry.stdout)
+        let ran = try Run.process(URL(fileURLWithPath: "/bin/bash"), ["-c", dry.stdout], timeout: 120)
+        XCTAssertEqual(ran.status, 0, ran.stderr)
+        XCTAssertEqual(try videoMD5(byHand), try videoMD5(output))
+
+        assertFailure(try export(source, work.appendingPathComponent("x.mp4").path, ["--start-ms", "5000"]),
+                      code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(try export(source, work.appendingPathComponent("x.mp4").path,
+                                 ["--start-ms", "2000", "--end-ms", "1000"]), code: "INVALID_ARGUMENT", status: 64)
+    }
+
     func testOddSizedSourceIsRoundedToEvenForFourTwoZero() throws {
         let output = work.appendingPathComponent("odd.mp4").path
         let result = try export(try TestEnvironment.fixture("odd.mp4"), output)

@@ -105,7 +105,7 @@ public func exportCommandLine(_ options: ExportOptions,
         let report = try ExportRun.probe(request, isCancelled: isCancelled)
         let preset = try ExportRun.preset(for: request, report: report, environment: environment)
         let plan = try ExportRun.plan(request, report: report, preset: preset, output: request.output.path)
-        let plugins = request.look == nil ? nil : ExportRun.pluginDirectory(environment)
+        let plugins = ExportRun.needsPlugin(plan.words) ? ExportRun.pluginDirectory(environment) : nil
         return ExportPlan.shellCommand(words: plan.words, pluginDirectory: plugins)
     }
 }
@@ -172,7 +172,8 @@ struct ExportRun {
             record.source = source
             let preset = try ExportRun.preset(for: request, report: source, environment: ProcessInfo.processInfo.environment)
             record.preset = preset
-            let total = ExportRun.totalFrames(source)
+            let total = ExportRun.totalFrames(source, start: request.options.startMilliseconds,
+                                              end: request.options.endMilliseconds)
             record.lap(.probing)
             report(ExportProgress(stage: .probing, progress: ExportRun.probingEnd, currentFrame: 0, totalFrames: total,
                                   framesPerSecond: 0))
@@ -238,6 +239,14 @@ struct ExportRun {
             if case .buffer = item { counter.add() }
             return .pass
         }
+        // Before a cut's start nothing reaches the scaler; decoded frames entering the trim still show life.
+        let decoded = FrameCounter()
+        if let trimPad = pipeline.element.child(named: "trim")?.staticPad("sink") {
+            trimPad.onData { item in
+                if case .buffer = item { decoded.add() }
+                return .pass
+            }
+        }
         let started = ContinuousClock.now
         pipeline.play()
         var lastTick = ContinuousClock.now
@@ -260,8 +269,9 @@ struct ExportRun {
             let now = ContinuousClock.now
             let frames = counter.count
             record.frames = frames
-            if frames != lastFrames {
-                lastFrames = frames
+            let activity = frames + decoded.count
+            if activity != lastFrames {
+                lastFrames = activity
                 lastChange = now
             } else if now - lastChange > stall {
                 throw FilmtoneError(request.source.isRemote ? .remoteFetchFailed : .decodeFailed,
@@ -343,21 +353,44 @@ struct ExportRun {
         -> ExportPlan
     {
         let video = report.video!
+        var trim: (start: Int64?, end: Int64?) = (request.options.startMilliseconds, request.options.endMilliseconds)
+        if trim.start == 0 { trim.start = nil }
+        if trim.start != nil || trim.end != nil {
+            guard !report.isImage else { throw FilmtoneError(.invalidArgument, "a photo cannot be trimmed") }
+            if let start = trim.start, let duration = report.durationMilliseconds, start >= duration {
+                throw FilmtoneError(.invalidArgument, "--start-ms \(start) is at or beyond the end (\(duration) ms)")
+            }
+            if let end = trim.end, let duration = report.durationMilliseconds, end >= duration { trim.end = nil }
+        }
+        guard preset.template.contains("{trim}") || (trim.start == nil && trim.end == nil) else {
+            throw FilmtoneError(.invalidArgument, "preset \(preset.name) cannot trim (its pipeline has no {trim})")
+        }
         return try ExportPlan.make(preset: preset, ExportPlan.Inputs(
             source: request.source, headers: request.headers, isJPEG: report.isImage && video.codec == "jpeg",
             displayWidth: video.displayWidth, displayHeight: video.displayHeight,
-            maxWidth: request.options.maxWidth, maxHeight: request.options.maxHeight, look: request.look,
+            maxWidth: request.options.maxWidth, maxHeight: request.options.maxHeight, look: request.look, trim: trim,
             audio: request.options.audio, sourceAudioCodec: report.audio?.codec, output: output))
     }
 
-    static func totalFrames(_ report: ProbeReport) -> Int64? {
+    /// Frames the export will render: the probe's count, or duration × rate; for a cut, the frames on screen
+    /// in [start, end) (the one showing at start included).
+    static func totalFrames(_ report: ProbeReport, start: Int64?, end: Int64?) -> Int64? {
         guard let video = report.video else { return nil }
         if report.isImage { return 1 }
-        if let count = video.frameCount, count > 0 { return count }
-        guard let rate = video.frameRate, let duration = report.durationMilliseconds else { return nil }
-        let parts = rate.split(separator: "/").compactMap { Double($0) }
-        guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { return nil }
-        return Int64((Double(duration) / 1000 * parts[0] / parts[1]).rounded())
+        let parts = (video.frameRate ?? "").split(separator: "/").compactMap { Double($0) }
+        let rate = parts.count == 2 && parts[0] > 0 && parts[1] > 0 ? parts[0] / parts[1] : nil
+        if start == nil && end == nil, let count = video.frameCount, count > 0 { return count }
+        guard let rate, let duration = report.durationMilliseconds else { return nil }
+        let from = Double(start ?? 0) / 1000
+        let to = Double(min(end ?? duration, duration)) / 1000
+        let first = (from * rate + 1e-6).rounded(.down)
+        let last = (to * rate - 1e-6).rounded(.up)
+        return max(0, Int64(last - first))
+    }
+
+    /// Whether the pipeline uses an element of ftgst's own plugin (`ftlut`, `fttrim`).
+    static func needsPlugin(_ words: [String]) -> Bool {
+        words.contains(LUTFilterElement.factoryName) || words.contains(TrimElement.factoryName)
     }
 
     /// The plugin folder for `--dry-run`'s `GST_PLUGIN_PATH`: `$FTGST_PLUGIN_DIR`, else the folder `make`

@@ -16,6 +16,9 @@ public struct ExportOptions: Sendable {
     /// Bounds of the output size (display size, upright); never upscaled.
     public var maxWidth: Int = 16384
     public var maxHeight: Int = 16384
+    /// Keep only [start, end) of the source, in milliseconds of stream time; nil: its beginning / its end.
+    public var startMilliseconds: Int64? = nil
+    public var endMilliseconds: Int64? = nil
     public var audio: AudioMode = .auto
     /// Replace an existing output (else `WRITE_FAILED`).
     public var overwrite: Bool = false
@@ -31,7 +34,7 @@ public struct ExportOptions: Sendable {
     }
 
     static let exportKeys: Set<String> = [
-        "preset", "audio", "overwrite", "workspace", "maxWidth", "maxHeight", "timeoutMs",
+        "preset", "audio", "overwrite", "workspace", "maxWidth", "maxHeight", "timeoutMs", "startMs", "endMs",
     ]
 
     /// Reads a JSON request. Unknown keys and wrong types are `INVALID_ARGUMENT`.
@@ -83,6 +86,8 @@ public struct ExportOptions: Sendable {
         if let value = try whole("maxWidth") { options.maxWidth = Int(value) }
         if let value = try whole("maxHeight") { options.maxHeight = Int(value) }
         if let value = try whole("timeoutMs") { options.timeoutMilliseconds = value }
+        if let value = try whole("startMs") { options.startMilliseconds = value }
+        if let value = try whole("endMs") { options.endMilliseconds = value }
         return options
     }
 
@@ -95,6 +100,8 @@ public struct ExportOptions: Sendable {
             ("preset", optional(preset)), ("inputLut", optional(inputLUT)), ("creativeLut", optional(creativeLUT)),
             ("intensity", .double(intensity)), ("interpolation", .string(interpolation)),
             ("maxWidth", .int(Int64(maxWidth))), ("maxHeight", .int(Int64(maxHeight))),
+            ("startMs", startMilliseconds.map { .int($0) } ?? .null),
+            ("endMs", endMilliseconds.map { .int($0) } ?? .null),
             ("audio", .string(audio.rawValue)), ("overwrite", .bool(overwrite)),
             ("timeoutMs", timeoutMilliseconds.map { .int($0) } ?? .null),
         ])
@@ -132,6 +139,14 @@ struct ExportRequest {
         guard (1...16384).contains(options.maxHeight) else { throw invalid("--max-height must be 1…16384") }
         if let timeout = options.timeoutMilliseconds, !(1...FrameOptions.maxMilliseconds).contains(timeout) {
             throw invalid("--timeout-ms must be 1…\(FrameOptions.maxMilliseconds)")
+        }
+        let limit = FrameOptions.maxMilliseconds
+        if let start = options.startMilliseconds, !(0...limit).contains(start) {
+            throw invalid("--start-ms must be 0…\(limit)")
+        }
+        if let end = options.endMilliseconds, !(1...limit).contains(end) { throw invalid("--end-ms must be 1…\(limit)") }
+        if let start = options.startMilliseconds, let end = options.endMilliseconds, end <= start {
+            throw invalid("--end-ms must be after --start-ms")
         }
         guard (1...FrameOptions.maxMilliseconds).contains(options.stallMilliseconds) else {
             throw invalid("the stall limit must be 1…\(FrameOptions.maxMilliseconds) ms")

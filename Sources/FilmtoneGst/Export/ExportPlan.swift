@@ -33,6 +33,8 @@ struct ExportPlan: Equatable {
         var maxWidth: Int
         var maxHeight: Int
         var look: LookSettings?
+        /// The kept range in stream time (ms): nil start = from the beginning, nil end = to the end.
+        var trim: (start: Int64?, end: Int64?) = (nil, nil)
         var audio: AudioMode
         /// The source's audio codec (probe's short name), nil without audio.
         var sourceAudioCodec: String?
@@ -52,7 +54,8 @@ struct ExportPlan: Equatable {
                 words += ["capsfilter", "name=size",
                           "caps=video/x-raw,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1"]
             case "{look}": words += inputs.look.map(lookWords) ?? []
-            case "{audio}": words += audioWords(audio)
+            case "{trim}": words += trimWords(inputs.trim, name: "trim")
+            case "{audio}": words += audioWords(audio, trim: trimWords(inputs.trim, name: "audiotrim"))
             case "{output}": words += ["filesink", "location=\(inputs.output)"]
             default: words.append(word)
             }
@@ -132,11 +135,20 @@ struct ExportPlan: Equatable {
         return words
     }
 
-    private static func audioWords(_ audio: AudioMode) -> [String] {
+    /// `fttrim` (the ftgst plugin's range element: gst-launch cannot seek) with the range in nanoseconds.
+    static func trimWords(_ trim: (start: Int64?, end: Int64?), name: String) -> [String] {
+        guard trim.start != nil || trim.end != nil else { return [] }
+        var words = [TrimElement.factoryName, "name=\(name)"]
+        if let start = trim.start { words.append("start=\(start * 1_000_000)") }
+        if let end = trim.end { words.append("stop=\(end * 1_000_000)") }
+        return words + ["!"]
+    }
+
+    private static func audioWords(_ audio: AudioMode, trim: [String]) -> [String] {
         switch audio {
-        case .copy: return ["src.", "!", "audio/mpeg", "!", "aacparse", "!", "queue", "!", "mux."]
+        case .copy: return ["src.", "!", "audio/mpeg", "!"] + trim + ["aacparse", "!", "queue", "!", "mux."]
         case .aac:
-            return ["src.", "!", "audio/x-raw", "!", "queue", "!", "audioconvert", "!", "audioresample", "!",
+            return ["src.", "!", "audio/x-raw", "!"] + trim + ["queue", "!", "audioconvert", "!", "audioresample", "!",
                     "avenc_aac", "!", "aacparse", "!", "queue", "!", "mux."]
         case .none, .auto: return []
         }

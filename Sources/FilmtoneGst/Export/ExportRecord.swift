@@ -81,7 +81,7 @@ final class ExportRecorder {
             ("preset", preset?.json ?? .null),
             ("pipeline", .string(words.joined(separator: " "))),
             ("command", .string(ExportPlan.shellCommand(words: words, pluginDirectory:
-                request.look == nil ? nil : ExportRun.pluginDirectory(ProcessInfo.processInfo.environment)))),
+                ExportRun.needsPlugin(words) ? ExportRun.pluginDirectory(ProcessInfo.processInfo.environment) : nil))),
             ("width", .int(Int64(plan.width))), ("height", .int(Int64(plan.height))),
             ("audio", .string(plan.audio.rawValue)),
             ("luts", .array(luts)),

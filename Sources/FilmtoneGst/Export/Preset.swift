@@ -24,7 +24,7 @@ public struct ExportPreset: Equatable, Sendable {
     /// Where it was read from.
     public var path: String
 
-    static let placeholders: Set<String> = ["{source}", "{size}", "{look}", "{audio}", "{output}"]
+    static let placeholders: Set<String> = ["{source}", "{size}", "{look}", "{trim}", "{audio}", "{output}"]
 
     /// Parses a preset file. Throws `INVALID_ARGUMENT` naming the file and line for a malformed one.
     static func parse(_ text: String, name: String, path: String) throws -> ExportPreset {

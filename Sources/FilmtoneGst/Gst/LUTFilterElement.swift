@@ -188,7 +188,7 @@ enum LUTFilterElement {
 
     /// The `plugin_init` of the `filmtone` plugin, static or loaded from libgstfilmtone.so.
     static let pluginInit: @convention(c) (OpaquePointer?) -> gboolean = { plugin in
-        LUTFilterElement.register(in: plugin) ? 1 : 0
+        LUTFilterElement.register(in: plugin) && TrimElement.register(in: plugin) ? 1 : 0
     }
 
     fileprivate static func state(of instance: UnsafeMutableRawPointer) -> LUTFilterState {
