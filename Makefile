@@ -7,7 +7,7 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test demo bench bench-lut clean
+.PHONY: deps build release plugin fixtures test demo bench bench-lut bench-export clean
 
 deps:
 	@scripts/deps
@@ -44,6 +44,10 @@ bench: release
 # LUTKernel against ffmpeg's lut3d: CPU time per 1080p frame, table build, memory, accuracy (bench/README.md).
 bench-lut: release
 	bench/lut.sh
+
+# ftgst export (33^3 look, h264-mp4) against ffmpeg lut3d + libx264 on the same clip: wall, memory, ratios.
+bench-export: release
+	bench/export.sh
 
 clean:
 	rm -rf .build demo-out
