@@ -12,6 +12,7 @@ let topLevelHelp = """
       probe URI [options]   describe a video, photo or audio source as JSON (ftgst probe --help)
       save FILE [--library DIR]  copy an export into the pictures library, once (ftgst save --help)
       share FILE [--print]  hand a file to the desktop's open/share handler (ftgst share --help)
+      mezzanine SOURCE      build an intra-frame copy of a video for fast previews (ftgst mezzanine --help)
       --version             print versions
     Errors are one line on stderr, `[CODE] message`, with an exit status per code (docs/CLI.md).
     """
@@ -26,6 +27,7 @@ func runCommand(_ words: [String]) async throws {
     case "probe": try await ProbeCommand.run(rest)
     case "save": try await SaveCommand.run(rest)
     case "share": try await ShareCommand.run(rest)
+    case "mezzanine": try await MezzanineCommand.run(rest)
     case "--version", "version":
         print("ftgst \(FilmtoneVersion.string) (\(FilmtoneRuntime.gstreamerVersion))")
     case "--help", "-h", "help": print(topLevelHelp)
