@@ -7,7 +7,7 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test demo bench bench-lut clean
+.PHONY: deps build release plugin fixtures test demo bench bench-lut bench-mezzanine clean
 
 deps:
 	@scripts/deps
@@ -44,6 +44,10 @@ bench: release
 # LUTKernel against ffmpeg's lut3d: CPU time per 1080p frame, table build, memory, accuracy (bench/README.md).
 bench-lut: release
 	bench/lut.sh
+
+# Exact-time previews of a 60 s 1080p long-GOP clip, from the source and from its mezzanine (bench/README.md).
+bench-mezzanine: release
+	bench/mezzanine.sh
 
 clean:
 	rm -rf .build demo-out
