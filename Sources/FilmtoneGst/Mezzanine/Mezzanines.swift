@@ -9,6 +9,7 @@ public struct MezzanineOptions: Sendable {
     /// The mezzanine's picture is the upright source fitted into this box (never upscaled). Previews asking for a
     /// larger picture than the mezzanine holds decode the source instead.
     public var maxWidth: Int = 1280
+    /// The box's height (see `maxWidth`).
     public var maxHeight: Int = 1280
     /// nil: `$XDG_CACHE_HOME/ftgst/mezzanines` (or `~/.cache/ftgst/mezzanines`).
     public var cacheDirectory: String? = nil
