@@ -7,7 +7,7 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test demo bench bench-lut bench-export clean
+.PHONY: deps build release plugin fixtures test demo bench bench-lut bench-export bench-mezzanine clean
 
 deps:
 	@scripts/deps
@@ -48,6 +48,10 @@ bench-lut: release
 # ftgst export (33^3 look, h264-mp4) against ffmpeg lut3d + libx264 on the same clip: wall, memory, ratios.
 bench-export: release
 	bench/export.sh
+
+# Exact-time previews of a 60 s 1080p long-GOP clip, from the source and from its mezzanine (bench/README.md).
+bench-mezzanine: release
+	bench/mezzanine.sh
 
 clean:
 	rm -rf .build demo-out

@@ -16,10 +16,13 @@ enum PreviewCommand {
           --max-width N          [1280] --max-height N    [1280]
           --format png|jpeg      [png]  --quality 0..1    [0.9, JPEG only]
           --header 'Name: value' (repeatable)    --timeout-ms N  [30000]
+          --mezzanine auto|off   [auto] read the source's mezzanine when a ready one exists (never builds one)
+          --mezzanine-dir DIR    where mezzanines are [$XDG_CACHE_HOME/ftgst/mezzanines]
           --request FILE.json    the same fields as JSON (source, output, headers, inputLut, creativeLut,
                                  intensity, interpolation, timeMs, toleranceMs, maxWidth, maxHeight, format,
-                                 quality, timeoutMs); options given on the command line override it
-        prints {"path":…,"width":W,"height":H,"timeMs":T,"renderMs":R}
+                                 quality, timeoutMs, mezzanine, mezzanineDir); options given on the command
+                                 line override it
+        prints {"path":…,"width":W,"height":H,"timeMs":T,"renderMs":R,"mezzanine":true|false}
         """
 
     static func run(_ words: [String]) async throws {
@@ -28,7 +31,8 @@ enum PreviewCommand {
         let arguments = try Arguments(
             normalized,
             options: ["output", "input-lut", "creative-lut", "intensity", "interpolation", "time-ms", "tolerance-ms",
-                      "max-width", "max-height", "format", "quality", "header", "timeout-ms", "request"],
+                      "max-width", "max-height", "format", "quality", "header", "timeout-ms", "request",
+                      "mezzanine", "mezzanine-dir"],
             flags: ["help"])
         if arguments.has("help") {
             print(help)
@@ -59,6 +63,8 @@ enum PreviewCommand {
         if let value = arguments.string("format") { options.format = value }
         if let value = try arguments.double("quality") { options.quality = value }
         if let value = try arguments.int("timeout-ms") { options.timeoutMilliseconds = value }
+        if let value = arguments.string("mezzanine") { options.mezzanine = value }
+        if let value = arguments.string("mezzanine-dir") { options.mezzanineDirectory = value }
         if !arguments.all("header").isEmpty { options.headers = arguments.all("header") }
 
         let result = try await Previews.render(options)

@@ -15,6 +15,7 @@ let topLevelHelp = """
       cancel [--workspace DIR]  stop the running export
       save FILE [--library DIR]  copy an export into the pictures library, once (ftgst save --help)
       share FILE [--print]  hand a file to the desktop's open/share handler (ftgst share --help)
+      mezzanine SOURCE      build an intra-frame copy of a video for fast previews (ftgst mezzanine --help)
       --version             print versions
     Errors are one line on stderr, `[CODE] message`, with an exit status per code (docs/CLI.md).
     """
@@ -32,6 +33,7 @@ func runCommand(_ words: [String]) async throws {
     case "cancel": try await CancelCommand.run(rest)
     case "save": try await SaveCommand.run(rest)
     case "share": try await ShareCommand.run(rest)
+    case "mezzanine": try await MezzanineCommand.run(rest)
     case "--version", "version":
         print("ftgst \(FilmtoneVersion.string) (\(FilmtoneRuntime.gstreamerVersion))")
     case "--help", "-h", "help": print(topLevelHelp)

@@ -24,6 +24,9 @@ struct FrameRequest {
     /// How long a local file may take to produce its first caps before it counts as stalled (see
     /// `FrameGrabber.grab`); remote sources are never judged this way, their data may just be slow.
     var localStallMilliseconds: Int64 = 5000
+    /// The output size when already decided (a preview read from a mezzanine gets the size it would have had from
+    /// the source); nil: computed from the upright caps and `maxWidth`×`maxHeight`.
+    var outputSize: (width: Int, height: Int)? = nil
 }
 
 /// The `ftlut` settings of a preview: LUT file paths (nil: empty slot), intensity, interpolation.
@@ -66,12 +69,13 @@ struct FrameGrabber {
         let sawCaps = AtomicFlag()
         let maxWidth = request.maxWidth
         let maxHeight = request.maxHeight
+        let fixedSize = request.outputSize
         // Each time upright caps reach the scaler (a JPEG's orientation tag can renegotiate them once), fix the
         // output size before the scaler negotiates: scaling happens in the pipeline, from the display size.
         try pipeline.element(named: "flip").staticPad("src")?.onCapsEvent { caps in
             sawCaps.set()
             guard let info = caps.video, info.width > 0, info.height > 0 else { return }
-            let size = FrameRecipe.outputSize(
+            let size = fixedSize ?? FrameRecipe.outputSize(
                 width: info.width, height: info.height, pixelAspect: info.pixelAspect,
                 maxWidth: maxWidth, maxHeight: maxHeight)
             if let target = try? Caps(parsing: FrameRecipe.outputCaps(width: size.width, height: size.height)) {

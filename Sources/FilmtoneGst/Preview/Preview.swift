@@ -21,6 +21,11 @@ public struct PreviewOptions: Sendable {
     public var format: String = "png"
     public var quality: Double = 0.9
     public var timeoutMilliseconds: Int64 = 30_000
+    /// `auto`: read the source's mezzanine when a ready one is in `mezzanineDirectory` (never builds one; see
+    /// `Mezzanines.prepare`); `off`: always decode the source.
+    public var mezzanine: String = "auto"
+    /// nil: `$XDG_CACHE_HOME/ftgst/mezzanines` (or `~/.cache/ftgst/mezzanines`), where `ftgst mezzanine` builds.
+    public var mezzanineDirectory: String? = nil
 
     public init(source: String) {
         self.source = source
@@ -29,7 +34,7 @@ public struct PreviewOptions: Sendable {
     /// The request keys, as written in JSON.
     static let keys: Set<String> = [
         "source", "output", "headers", "inputLut", "creativeLut", "intensity", "interpolation", "timeMs",
-        "toleranceMs", "maxWidth", "maxHeight", "format", "quality", "timeoutMs",
+        "toleranceMs", "maxWidth", "maxHeight", "format", "quality", "timeoutMs", "mezzanine", "mezzanineDir",
     ]
 
     /// Reads a JSON request: an object with the keys above (`source` required). Unknown keys and wrong types are
@@ -77,6 +82,8 @@ public struct PreviewOptions: Sendable {
         if let value = try string("format") { options.format = value }
         if let value = try number("quality") { options.quality = value }
         if let value = try whole("timeoutMs") { options.timeoutMilliseconds = value }
+        if let value = try string("mezzanine") { options.mezzanine = value }
+        options.mezzanineDirectory = try string("mezzanineDir")
         return options
     }
 }
@@ -90,12 +97,15 @@ public struct PreviewResult: Equatable, Sendable {
     public var timeMilliseconds: Int64
     /// Wall time of decoding, look, scaling and encoding.
     public var renderMilliseconds: Int64
+    /// True when the frame was read from the source's mezzanine rather than decoded from the source.
+    public var usedMezzanine: Bool = false
 
-    /// The CLI's result object: path, width, height, timeMs, renderMs.
+    /// The CLI's result object: path, width, height, timeMs, renderMs, mezzanine.
     public var json: JSONValue {
         .object([
             ("path", .string(path)), ("width", .int(Int64(width))), ("height", .int(Int64(height))),
             ("timeMs", .int(timeMilliseconds)), ("renderMs", .int(renderMilliseconds)),
+            ("mezzanine", .bool(usedMezzanine)),
         ])
     }
 }
@@ -106,6 +116,8 @@ struct PreviewRequest {
     var format: ImageFormat
     var quality: Double
     var output: URL
+    /// Where to look for a ready mezzanine; nil with `mezzanine: off`.
+    var mezzanines: MezzanineStore?
 
     /// Checks every option (INVALID_ARGUMENT, INVALID_URL, UNSUPPORTED_FORMAT), then the LUT files (FILE_NOT_FOUND,
     /// LUT_INVALID) — parsed here once so a bad file is reported before any decoding starts.
@@ -123,6 +135,7 @@ struct PreviewRequest {
             toleranceMilliseconds: options.toleranceMilliseconds, maxWidth: options.maxWidth,
             maxHeight: options.maxHeight, format: options.format, quality: options.quality,
             timeoutMilliseconds: options.timeoutMilliseconds)
+        guard ["auto", "off"].contains(options.mezzanine) else { throw invalid("--mezzanine must be auto or off") }
         let slots = [options.inputLUT, options.creativeLUT].map { $0.flatMap { $0.isEmpty ? nil : $0 } }
         for path in slots.compactMap({ $0 }) { _ = try CubeLUT.load(path: path) }
         self.output = URL(fileURLWithPath: output, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
@@ -130,6 +143,8 @@ struct PreviewRequest {
         format = common.format
         quality = common.quality
         frame = common.frameRequest
+        mezzanines = options.mezzanine == "off" ? nil : MezzanineStore(directory: URL(
+            fileURLWithPath: options.mezzanineDirectory ?? MezzanineStore.defaultDirectory()).standardizedFileURL)
         frame.look = LookSettings(inputLUT: slots[0].map { URL(fileURLWithPath: $0).standardizedFileURL.path },
                                   creativeLUT: slots[1].map { URL(fileURLWithPath: $0).standardizedFileURL.path },
                                   intensity: options.intensity, interpolation: interpolation)
@@ -148,13 +163,44 @@ public enum Previews {
     static func run(_ request: PreviewRequest, isCancelled: @escaping () -> Bool) throws -> PreviewResult {
         let started = ContinuousClock.now
         try request.frame.source.checkExists()
-        let frame = try FrameGrabber(request: request.frame, isCancelled: isCancelled).grab()
+        var frame: GrabbedFrame
+        var usedMezzanine = false
+        if let fromMezzanine = try grabFromMezzanine(request, isCancelled: isCancelled) {
+            frame = fromMezzanine
+            usedMezzanine = true
+        } else {
+            frame = try FrameGrabber(request: request.frame, isCancelled: isCancelled).grab()
+        }
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
         let bytes = try ImageEncoder.encode(frame.image, format: request.format, quality: request.quality)
         let elapsed = ContinuousClock.now - started
         try CacheDirectory.writeAtomically(bytes, to: request.output)
         let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
         return PreviewResult(path: request.output.path, width: frame.image.width, height: frame.image.height,
-                             timeMilliseconds: frame.time.milliseconds, renderMilliseconds: milliseconds)
+                             timeMilliseconds: frame.time.milliseconds, renderMilliseconds: milliseconds,
+                             usedMezzanine: usedMezzanine)
+    }
+
+    /// The frame read from a ready mezzanine of the source (`MezzanineRecipe.choose`), at the size the source
+    /// would have given; nil when there is none, or when reading it fails for any reason but cancellation — the
+    /// source is then decoded as if there were none (a mezzanine is a cache, never the only copy).
+    private static func grabFromMezzanine(_ request: PreviewRequest, isCancelled: @escaping () -> Bool) throws
+        -> GrabbedFrame?
+    {
+        guard let store = request.mezzanines, let identity = try? MezzanineStore.identity(of: request.frame.source),
+              let chosen = MezzanineRecipe.choose(store.readySlots(for: identity), maxWidth: request.frame.maxWidth,
+                                                  maxHeight: request.frame.maxHeight)
+        else { return nil }
+        var frameRequest = request.frame
+        frameRequest.source = .local(path: store.url(MezzanineRecipe.videoName(slot: chosen.slot)).path)
+        frameRequest.headers = []
+        frameRequest.outputSize = chosen.size
+        do {
+            let frame = try FrameGrabber(request: frameRequest, isCancelled: isCancelled).grab()
+            store.touch(slot: chosen.slot)
+            return frame
+        } catch let error as FilmtoneError where error.code != .cancelled {
+            return nil
+        }
     }
 }

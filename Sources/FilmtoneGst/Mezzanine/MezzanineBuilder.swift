@@ -1,0 +1,142 @@
+import Foundation
+
+/// What the builder made: the facts the manifest records.
+struct BuiltMezzanine {
+    var width: Int
+    var height: Int
+    var sourceDisplayWidth: Int
+    var sourceDisplayHeight: Int
+    var frames: Int
+    var duration: ClockTime
+}
+
+/// The driver: runs `MezzanineRecipe`'s pipeline from the source to `temporary` (PLAYING until EOS), sharing one
+/// deadline among all waits and polling cancellation. The caller renames the file into place; on failure it is
+/// the caller who removes `temporary`.
+struct MezzanineBuilder {
+    var source: MediaSource
+    var headers: [HTTPHeader]
+    var settings: MezzanineSettings
+    var temporary: URL
+    var timeoutMilliseconds: Int64
+    var localStallMilliseconds: Int64 = 5000
+    let isCancelled: () -> Bool
+
+    func build() throws -> BuiltMezzanine {
+        let deadline = Deadline(after: timeoutMilliseconds)
+        let pipeline = try Pipeline(launch: MezzanineRecipe.launchDescription())
+        defer { pipeline.stop() }
+
+        let sourceElement = try pipeline.element(named: "src")
+        try sourceElement.setProperty("uri", .string(source.uri))
+        if source.isRemote {
+            RemoteSourceSetup.configure(sourceElement, headers: headers, timeoutMilliseconds: timeoutMilliseconds)
+        }
+        try pipeline.element(named: "out").setProperty("location", .string(temporary.path))
+
+        let facts = BuildFacts()
+        let sizeFilter = try pipeline.element(named: "size")
+        let box = settings
+        // As in FrameGrabber: fix the scaled size from the upright caps before the scaler negotiates.
+        try pipeline.element(named: "flip").staticPad("src")?.onCapsEvent { caps in
+            guard let info = caps.video, info.width > 0, info.height > 0 else { return }
+            let display = FrameRecipe.outputSize(width: info.width, height: info.height, pixelAspect: info.pixelAspect,
+                                                 maxWidth: Int.max / 2, maxHeight: Int.max / 2)
+            let size = FrameRecipe.outputSize(width: info.width, height: info.height, pixelAspect: info.pixelAspect,
+                                              maxWidth: box.maxWidth, maxHeight: box.maxHeight)
+            facts.setSizes(display: display, output: size, still: info.isStill)
+            if let target = try? Caps(parsing: FrameRecipe.outputCaps(width: size.width, height: size.height)) {
+                try? sizeFilter.setProperty("caps", .caps(target))
+            }
+        }
+        // Every coded frame passes the encoder's src pad: count them and keep the end of the last one.
+        try pipeline.element(named: "enc").staticPad("src")?.onData { item in
+            if case .buffer(let buffer) = item {
+                facts.addFrame(end: buffer.presentationTimestamp.map {
+                    ClockTime(nanoseconds: $0.nanoseconds + (buffer.duration?.nanoseconds ?? 0))
+                })
+            }
+            return .pass
+        }
+
+        try pipeline.startPrerolling(remote: source.isRemote)
+        pipeline.play()
+        let stallDeadline = Deadline(after: localStallMilliseconds)
+        while true {
+            // Short slices while a local file has shown no caps yet (see FrameGrabber.watchForLocalStall: a
+            // demuxer failing inside decodebin's state change can be swallowed, leaving a silent pipeline).
+            let watchingStall = !source.isRemote && !facts.sawCaps
+            let slice = watchingStall ? Deadline(after: 50) : deadline
+            switch pipeline.waitForEndOfStream(deadline: slice, isCancelled: isCancelled) {
+            case .done, .endOfStream:
+                break
+            case .error(let cause):
+                if facts.isStill { throw stillImage() }
+                throw ErrorClassifier.classify(cause, remote: source.isRemote)
+            case .cancelled:
+                throw FilmtoneError(.cancelled, "cancelled")
+            case .timedOut:
+                if deadline.hasPassed {
+                    throw FilmtoneError(source.isRemote ? .remoteFetchFailed : .decodeFailed,
+                                        "timed out after \(timeoutMilliseconds) ms building the mezzanine")
+                }
+                if watchingStall && stallDeadline.hasPassed {
+                    throw FilmtoneError(.decodeFailed, "no video could be read from the file within "
+                        + "\(localStallMilliseconds) ms: it is corrupt, truncated or has no video stream")
+                }
+                continue
+            }
+            break
+        }
+        let reported = pipeline.duration()  // the demuxer's duration; the frames' ends are the fallback
+        pipeline.stop()  // filesink closes the file; qtmux wrote its index at EOS
+        if facts.isStill { throw stillImage() }
+        var result = facts.snapshot()
+        if let reported, reported > .zero { result.duration = reported }
+        guard result.frames > 0, result.width > 0 else {
+            throw FilmtoneError(.decodeFailed, "no video frame could be decoded: the media is empty or has no video")
+        }
+        return result
+    }
+
+    private func stillImage() -> FilmtoneError {
+        FilmtoneError(.unsupportedFormat, "the source is a still image: a mezzanine is for video")
+    }
+}
+
+/// Facts collected on streaming threads, read after EOS.
+private final class BuildFacts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var display = (width: 0, height: 0)
+    private var output = (width: 0, height: 0)
+    private var still = false
+    private var caps = false
+    private var frames = 0
+    private var end = ClockTime.zero
+
+    var sawCaps: Bool { lock.withLock { caps } }
+    var isStill: Bool { lock.withLock { still } }
+
+    func setSizes(display: (width: Int, height: Int), output: (width: Int, height: Int), still: Bool) {
+        lock.withLock {
+            self.display = display
+            self.output = output
+            self.still = still
+            caps = true
+        }
+    }
+
+    func addFrame(end frameEnd: ClockTime?) {
+        lock.withLock {
+            frames += 1
+            if let frameEnd, frameEnd > end { end = frameEnd }
+        }
+    }
+
+    func snapshot() -> BuiltMezzanine {
+        lock.withLock {
+            BuiltMezzanine(width: output.width, height: output.height, sourceDisplayWidth: display.width,
+                           sourceDisplayHeight: display.height, frames: frames, duration: end)
+        }
+    }
+}

@@ -1,0 +1,290 @@
+import XCTest
+@testable import FilmtoneGst
+
+/// `ftgst mezzanine` and `ftgst preview --mezzanine` end to end through the built binary, on copies of the long-GOP
+/// fixture (120 frames, one keyframe) so that a test can touch, rewrite or corrupt them.
+final class MezzanineCLITests: XCTestCase {
+    private var folder: URL!
+    private var cache: String!
+    private var clip: String!
+
+    override func setUpWithError() throws {
+        folder = try TestEnvironment.temporaryDirectory(self)
+        cache = folder.appendingPathComponent("mezzanines").path
+        clip = try copyOfLongGOP("long.mp4")
+    }
+
+    private func copyOfLongGOP(_ name: String) throws -> String {
+        let path = folder.appendingPathComponent(name).path
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("longgop.mp4"), toPath: path)
+        return path
+    }
+
+    private func out(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    private func success(_ result: ProcessResult, file: StaticString = #filePath, line: UInt = #line) throws
+        -> [String: Any]
+    {
+        XCTAssertEqual(result.status, 0, "stderr: \(result.stderr)", file: file, line: line)
+        return try result.json(file: file, line: line)
+    }
+
+    private func mezzanine(_ source: String, _ extra: [String] = []) throws -> [String: Any] {
+        try success(try Run.ftgst(["mezzanine", source, "--cache-dir", cache] + extra))
+    }
+
+    private func status(_ source: String) throws -> String? {
+        try success(try Run.ftgst(["mezzanine", source, "--cache-dir", cache, "--status"]))["status"] as? String
+    }
+
+    private func preview(_ source: String, time: Int, _ output: String, _ extra: [String] = []) throws -> [String: Any] {
+        try success(try Run.ftgst(["preview", source, "--time-ms", String(time), "--mezzanine-dir", cache,
+                                   "-o", out(output)] + extra))
+    }
+
+    private func cacheFiles() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: cache).sorted()
+    }
+
+    // MARK: - Building
+
+    func testBuildsAnIntraFrameMezzanineThenHitsTheCache() throws {
+        XCTAssertEqual(try status(clip), "missing")
+        let first = try mezzanine(clip)
+        XCTAssertEqual(first["built"] as? Bool, true)
+        XCTAssertEqual([first["width"] as? Int, first["height"] as? Int], [320, 240])
+        XCTAssertEqual(first["frames"] as? Int, 120)
+        XCTAssertEqual(first["durationMs"] as? Int, 4000)
+        XCTAssertEqual((first["key"] as? String)?.count, 64)
+        XCTAssertNotNil(first["buildMs"] as? Int)
+        let path = try XCTUnwrap(first["path"] as? String)
+        XCTAssertEqual((try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value,
+                       (first["sizeBytes"] as? NSNumber)?.int64Value)
+
+        // Every frame a keyframe, the source's timestamps kept (ffprobe: an independent demuxer).
+        let packets = try Run.tool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                               "packet=pts_time,flags", "-of", "csv=p=0", path])
+        let rows = packets.stdout.split(separator: "\n").map { $0.split(separator: ",") }
+        XCTAssertEqual(rows.count, 120)
+        XCTAssertTrue(rows.allSatisfy { $0.count == 2 && $0[1].hasPrefix("K") }, "every frame a keyframe")
+        let times = rows.compactMap { Double($0[0]) }.sorted()
+        XCTAssertEqual(times.first ?? -1, 0, accuracy: 1e-6)
+        XCTAssertEqual(times.last ?? -1, 119.0 / 30, accuracy: 1e-3)
+        let codec = try Run.tool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                             "stream=codec_name", "-of", "csv=p=0", path])
+        XCTAssertEqual(codec.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "mjpeg")
+
+        XCTAssertEqual(try status(clip), "ready")
+        let second = try mezzanine(clip)
+        XCTAssertEqual(second["built"] as? Bool, false, "a cache hit")
+        XCTAssertEqual(second["key"] as? String, first["key"] as? String)
+        XCTAssertEqual(second["path"] as? String, path)
+        XCTAssertEqual(try cacheFiles().count, 2, "the mezzanine and its manifest, no temporary")
+    }
+
+    func testRotatedSourceIsStoredUpright() throws {
+        let rotated = try mezzanine(try TestEnvironment.fixture("rotated.mp4"))
+        XCTAssertEqual([rotated["width"] as? Int, rotated["height"] as? Int], [240, 320])
+        let json = try preview(try TestEnvironment.fixture("rotated.mp4"), time: 1500, "r.png")
+        XCTAssertEqual(json["mezzanine"] as? Bool, true)
+        XCTAssertEqual([json["width"] as? Int, json["height"] as? Int], [240, 320])
+        _ = try preview(try TestEnvironment.fixture("rotated.mp4"), time: 1500, "r-direct.png", ["--mezzanine", "off"])
+        XCTAssertGreaterThan(psnr(try DecodedImage.read(out("r.png")), try DecodedImage.read(out("r-direct.png"))), 35)
+    }
+
+    // MARK: - Previews from the mezzanine
+
+    func testPreviewFromTheMezzanineIsTheSameExactFrame() throws {
+        _ = try mezzanine(clip)
+        // 2500 ms is frame 75 (74 is shown at 2466, 76 from 2533.3); the bars move 8 px a frame, so neighbours differ.
+        let via = try preview(clip, time: 2500, "via.png")
+        XCTAssertEqual(via["mezzanine"] as? Bool, true)
+        XCTAssertEqual(via["timeMs"] as? Int, 2500)
+        let direct = try preview(clip, time: 2500, "direct.png", ["--mezzanine", "off"])
+        XCTAssertEqual(direct["mezzanine"] as? Bool, false)
+        XCTAssertEqual([via["width"] as? Int, via["height"] as? Int], [direct["width"] as? Int, direct["height"] as? Int])
+        for (time, name) in [(2466, "before.png"), (2540, "after.png")] {
+            _ = try preview(clip, time: time, name, ["--mezzanine", "off"])
+        }
+        let image = try DecodedImage.read(out("via.png"))
+        let same = psnr(image, try DecodedImage.read(out("direct.png")))
+        XCTAssertGreaterThan(same, 35, "only JPEG coding apart")
+        for neighbour in ["before.png", "after.png"] {
+            XCTAssertLessThan(psnr(image, try DecodedImage.read(out(neighbour))), same - 10,
+                              "closer to the frame at 2500 ms than to \(neighbour)")
+        }
+        // A frame boundary: 2033 ms is still frame 60 (2000.0 ms), on both paths.
+        XCTAssertEqual(try preview(clip, time: 2033, "edge.png")["timeMs"] as? Int, 2000)
+
+        // The look applies after reading, as from the source.
+        let look = LUTFilterElementTests.look
+        _ = try preview(clip, time: 2500, "look-via.png", ["--creative-lut", look])
+        _ = try preview(clip, time: 2500, "look-direct.png", ["--creative-lut", look, "--mezzanine", "off"])
+        XCTAssertGreaterThan(psnr(try DecodedImage.read(out("look-via.png")),
+                                  try DecodedImage.read(out("look-direct.png"))), 32)
+
+        // A JSON request can turn it off too.
+        let request = folder.appendingPathComponent("request.json")
+        try JSONSerialization.data(withJSONObject: ["source": clip!, "timeMs": 2500, "mezzanine": "off",
+                                                    "mezzanineDir": cache!, "output": out("req.png")])
+            .write(to: request)
+        XCTAssertEqual(try success(try Run.ftgst(["preview", "--request", request.path]))["mezzanine"] as? Bool, false)
+    }
+
+    func testAMezzanineSmallerThanThePreviewIsNotUsed() throws {
+        _ = try mezzanine(clip, ["--max-width", "160", "--max-height", "160"])
+        XCTAssertEqual(try preview(clip, time: 1000, "big.png")["mezzanine"] as? Bool, false, "would upscale")
+        let small = try preview(clip, time: 1000, "small.png", ["--max-width", "100"])
+        XCTAssertEqual(small["mezzanine"] as? Bool, true)
+        XCTAssertEqual([small["width"] as? Int, small["height"] as? Int], [100, 75])
+    }
+
+    // MARK: - Staleness and damage
+
+    func testChangedSourceMakesItStaleAndItIsRebuiltInItsSlot() throws {
+        let first = try mezzanine(clip)
+        // Same bytes, new mtime: the identity changed.
+        let later = Date().addingTimeInterval(60)
+        try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: clip)
+        XCTAssertEqual(try status(clip), "stale")
+        XCTAssertEqual(try preview(clip, time: 1000, "p.png")["mezzanine"] as? Bool, false)
+        // New content.
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: clip))
+        handle.seekToEndOfFile()
+        handle.write(Data([0, 0, 0, 8, 0x66, 0x72, 0x65, 0x65]))  // a `free` box: still a valid MP4
+        try handle.close()
+        XCTAssertEqual(try status(clip), "stale")
+        let rebuilt = try mezzanine(clip)
+        XCTAssertEqual(rebuilt["built"] as? Bool, true)
+        XCTAssertNotEqual(rebuilt["key"] as? String, first["key"] as? String)
+        XCTAssertEqual(rebuilt["path"] as? String, first["path"] as? String, "the stale one is replaced, not kept")
+        XCTAssertEqual(try cacheFiles().count, 2)
+        XCTAssertEqual(try preview(clip, time: 1000, "q.png")["mezzanine"] as? Bool, true)
+    }
+
+    func testCorruptMezzanineIsNeverUsedAndIsRebuilt() throws {
+        let path = try XCTUnwrap(try mezzanine(clip)["path"] as? String)
+        // Garbage over the middle of the file, in place.
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
+        handle.seek(toFileOffset: 400_000)
+        handle.write(Data(repeating: 0x5A, count: 100_000))
+        try handle.close()
+        XCTAssertEqual(try status(clip), "stale")
+        XCTAssertEqual(try preview(clip, time: 2500, "p.png")["mezzanine"] as? Bool, false)
+        XCTAssertEqual(try mezzanine(clip)["built"] as? Bool, true)
+        XCTAssertEqual(try preview(clip, time: 2500, "p2.png")["mezzanine"] as? Bool, true)
+
+        // Truncated.
+        XCTAssertEqual(truncate(path, 300_000), 0)
+        XCTAssertEqual(try status(clip), "stale")
+        XCTAssertEqual(try preview(clip, time: 2500, "p3.png")["mezzanine"] as? Bool, false)
+        XCTAssertEqual(try mezzanine(clip)["built"] as? Bool, true)
+
+        // A garbage manifest is no manifest.
+        let manifest = path.replacingOccurrences(of: ".mov", with: ".json")
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: manifest))
+        XCTAssertEqual(try status(clip), "stale")
+        XCTAssertEqual(try preview(clip, time: 2500, "p4.png")["mezzanine"] as? Bool, false)
+        XCTAssertEqual(try mezzanine(clip)["built"] as? Bool, true)
+    }
+
+    // MARK: - The cap
+
+    func testTheCapEvictsTheLeastRecentlyUsed() throws {
+        // Each mezzanine is ~1.6 MB; a 4 MB cap holds two.
+        let a = clip!
+        let b = try copyOfLongGOP("b.mp4")
+        let c = try copyOfLongGOP("c.mp4")
+        let pathA = try XCTUnwrap(try mezzanine(a, ["--cache-max-mb", "4"])["path"] as? String)
+        let pathB = try XCTUnwrap(try mezzanine(b, ["--cache-max-mb", "4"])["path"] as? String)
+        // Make the order explicit (not up to the clock's resolution): A older than B, then A used by a preview.
+        let manifestA = pathA.replacingOccurrences(of: ".mov", with: ".json")
+        let manifestB = pathB.replacingOccurrences(of: ".mov", with: ".json")
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-200)], ofItemAtPath: manifestA)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-100)], ofItemAtPath: manifestB)
+        XCTAssertEqual(try preview(a, time: 1000, "use-a.png")["mezzanine"] as? Bool, true)
+        _ = try mezzanine(c, ["--cache-max-mb", "4"])
+        XCTAssertEqual(try status(a), "ready", "recently used: kept")
+        XCTAssertEqual(try status(b), "missing", "least recently used: evicted, video and manifest")
+        XCTAssertEqual(try status(c), "ready")
+        XCTAssertEqual(try cacheFiles().count, 4)
+    }
+
+    // MARK: - Failures
+
+    func testFailuresLeaveNothingInTheCache() throws {
+        let cases: [(String, [String], String, Int32)] = [
+            (try TestEnvironment.fixture("garbage.bin"), [], "DECODE_FAILED", 68),
+            (try TestEnvironment.fixture("truncated.mp4"), [], "DECODE_FAILED", 68),
+            (try TestEnvironment.fixture("photo.jpg"), [], "UNSUPPORTED_FORMAT", 67),
+            (out("missing.mp4"), [], "FILE_NOT_FOUND", 66),
+            ("ftp://host/x.mp4", [], "INVALID_URL", 65),
+            (clip, ["--max-width", "0"], "INVALID_ARGUMENT", 64),
+            (clip, ["--cache-max-mb", "0"], "INVALID_ARGUMENT", 64),
+            (clip, ["--timeout-ms", "1"], "DECODE_FAILED", 68),
+        ]
+        for (source, extra, code, exitStatus) in cases {
+            assertFailure(try Run.ftgst(["mezzanine", source, "--cache-dir", cache] + extra), code: code,
+                          status: exitStatus)
+            XCTAssertEqual((try? cacheFiles()) ?? [], [], "nothing left after \(code) \(extra)")
+        }
+        let plainFile = out("plain-file")
+        try Data([1]).write(to: URL(fileURLWithPath: plainFile))
+        assertFailure(try Run.ftgst(["mezzanine", clip, "--cache-dir", plainFile + "/sub"]), code: "WRITE_FAILED",
+                      status: 73)
+        assertFailure(try Run.ftgst(["preview", clip, "--mezzanine", "always", "-o", out("x.png")]),
+                      code: "INVALID_ARGUMENT", status: 64)
+    }
+
+    func testCancellingABuildStopsItAndLeavesNothing() async throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"),
+                                         toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        var options = MezzanineOptions(source: server.url("/stall/clip.mp4"))
+        options.cacheDirectory = cache
+        options.timeoutMilliseconds = 30_000
+        let task = Task { try await Mezzanines.prepare(options) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let cancelledAt = ContinuousClock.now
+        task.cancel()
+        do {
+            _ = try await task.value
+            XCTFail("expected CANCELLED")
+        } catch let error as FilmtoneError {
+            XCTAssertEqual(error.code, .cancelled)
+        }
+        XCTAssertLessThan(ContinuousClock.now - cancelledAt, .seconds(1), "a cancel stops within a second")
+        XCTAssertEqual((try? cacheFiles()) ?? [], [])
+    }
+
+    func testLibraryStatusAndPrepare() async throws {
+        XCTAssertEqual(try Mezzanines.status(source: clip, cacheDirectory: cache), .missing)
+        var options = MezzanineOptions(source: clip)
+        options.cacheDirectory = cache
+        let result = try await Mezzanines.prepare(options)
+        XCTAssertTrue(result.built)
+        XCTAssertEqual(result.frames, 120)
+        XCTAssertEqual(try Mezzanines.status(source: clip, cacheDirectory: cache), .ready)
+        XCTAssertEqual(try Mezzanines.status(source: clip, maxWidth: 100, cacheDirectory: cache), .missing,
+                       "other settings, other mezzanine")
+        let again = try await Mezzanines.prepare(options)
+        XCTAssertFalse(again.built)
+        XCTAssertEqual(again.path, result.path)
+    }
+
+    // MARK: - Helpers
+
+    /// PSNR in dB over all RGB channel values (infinite for identical images).
+    private func psnr(_ a: DecodedImage, _ b: DecodedImage) -> Double {
+        XCTAssertEqual(a.rgb.count, b.rgb.count)
+        var sum = 0.0
+        for i in 0..<min(a.rgb.count, b.rgb.count) {
+            let d = Double(a.rgb[i]) - Double(b.rgb[i])
+            sum += d * d
+        }
+        let mse = sum / Double(max(1, a.rgb.count))
+        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
+    }
+}
