@@ -48,23 +48,10 @@ done
 [ -x "$FTGST" ] || die "ftgst binary not found or not executable: $FTGST (build with 'swift build -c release' or set FTGST=...)"
 FTGST="$(cd "$(dirname "$FTGST")" && pwd)/$(basename "$FTGST")"
 
-# The clip: generated once from its text with gst-launch-1.0 and cached under .build/bench/; an edited text
-# makes a new clip (as in bench/thumb.sh).
-clip="$CLIP_DIR/long1080.mp4"
-pipeline_text="$(sed -e 's/#.*$//' "$TEXT" | tr '\n' ' ')"
-if [ ! -s "$clip" ] || [ ! -f "$clip.txt" ] || [ "$(cat "$clip.txt")" != "$pipeline_text" ]; then
-  mkdir -p "$CLIP_DIR"
-  partial="$CLIP_DIR/.long1080.partial.mp4"
-  rm -f "$partial"
-  read -r -a words <<<"$pipeline_text"
-  args=()
-  for w in "${words[@]}"; do args+=("${w//@OUT@/$partial}"); done
-  echo "bench/mezzanine.sh: generating $clip from ${TEXT#"$repo"/} (about a minute) ..." >&2
-  gst-launch-1.0 -q "${args[@]}" >&2 || { rm -f "$partial"; die "clip generation failed: $TEXT"; }
-  [ -s "$partial" ] || die "clip generation wrote nothing: $TEXT"
-  mv -f "$partial" "$clip"
-  printf '%s' "$pipeline_text" >"$clip.txt"
-fi
+# The clip: generated once from its text, cached under .build/bench/ (bench/lib/clips.sh).
+# shellcheck source=lib/clips.sh
+. "$here/lib/clips.sh"
+clip="$(make_clip "$TEXT")"
 
 keep=()
 [ "${KEEP_TMP:-0}" = 1 ] && keep=(--keep-tmp)
