@@ -284,16 +284,15 @@ struct ColourTableBuilder: @unchecked Sendable {
         }
     }
 
-    /// The whole look at one input given as codes (0..<levels per channel), one pixel at a time: the first table's
-    /// cells from `cells` (exactly the reference's), its blend with `S`, then `finish`. What `LUTKernel16` runs per
-    /// pixel; the same arithmetic as a `ColourTable` entry, without the row rearrangement.
+    /// The first table at one input given as codes (0..<levels per channel): its cells from `cells` (exactly the
+    /// reference's), blended with `S`. `finish` does the rest; together they are what `LUTKernel16` runs per pixel,
+    /// the same arithmetic as a `ColourTable` entry without the row rearrangement.
     @inline(__always)
-    func evaluate<S: CellSampler>(_ red: Int, _ green: Int, _ blue: Int, _: S.Type) -> SIMD4<Float> {
+    func firstStage<S: CellSampler>(_ red: Int, _ green: Int, _ blue: Int, _: S.Type) -> SIMD4<Float> {
         let (r, g, b) = (cells[red], cells[levels &+ green], cells[2 &* levels &+ blue])
-        let value = S.sample(
+        return S.sample(
             grid, origin: Int(r.origin &+ g.origin &+ b.origin), nearest: Int(r.nearest &+ g.nearest &+ b.nearest),
             SIMD3(r.fraction, g.fraction, b.fraction))
-        return finish(value, red, green, blue, S.self)
     }
 
     /// The rest of the look after the first table: the output in lanes 0-2 (0…1, unclamped), 0 in lane 3.
@@ -506,7 +505,7 @@ enum Tetrahedral: RowSampler {
         let middle = max(min(fr, fg), min(max(fr, fg), fb))
         let n = grid.nodes + o
         return n[0] * (1 - high) + n[Int(corner.x)] * (high - middle) + n[Int(corner.y)] * (middle - low)
-            + n[1 + grid.greenStride + grid.blueStride] * low
+            + n[1 &+ grid.greenStride &+ grid.blueStride] * low
     }
 
     static func rowCapacity(size: Int) -> Int { (size - 1) * 6 }

@@ -27,8 +27,8 @@ public struct PackedRGB16Layout: Equatable, Sendable {
 /// Applies a `Look` to 16-bit-per-channel frames in place: the 16-bit sibling of `LUTKernel`, for 10-bit (and
 /// deeper) sources that 8 bits would band. Rows are walked by `stride`, samples other than R, G, B (alpha) and row
 /// padding are never touched. Results are the reference `Look.apply` rounded to nearest 16-bit code, within float
-/// rounding: measured at most 2 codes off (of 65 535) on the shared LUTs, far inside the contract of half a
-/// 10-bit code (32).
+/// rounding: at most 1 code off (of 65 535) in `ftgst-bench lut16-check` (6.3 M inputs per look, 0.2–5 % of
+/// channels 1 off), far inside the contract of half a 10-bit code (32).
 ///
 /// A 16-bit input has 2⁴⁸ values, so no full table: the look is evaluated per pixel in `Float` SIMD, with what
 /// does not depend on the pixel as a whole precomputed (`ColourTableBuilder` with 65 536 levels, the same code that
@@ -192,17 +192,32 @@ struct FrameRows16: @unchecked Sendable {
     }
 
     /// The look evaluated for each pixel, then rounded to 16-bit codes as `ColourTableBuilder.packRow` rounds to
-    /// 8-bit ones: clamped, and rounded half away from zero like the reference's `rounded()` without a
-    /// float-to-integer conversion (1.5·2²³ added leaves the rounded value in the low mantissa bits).
-    @inline(__always)
+    /// 8-bit ones. The rest of the look after the first table is chosen once per band (`Rest`), so the common
+    /// looks (one 3D LUT, or a 3D creative LUT blended over a 1D or empty input slot) run a short loop with
+    /// nothing of the creative-after-input path in it.
     func mapPerPixel<S: CellSampler>(rows: Range<Int>, _ builder: ColourTableBuilder, _: S.Type) {
+        switch builder.mode {
+        case .direct: mapPixels(rows: rows, builder, S.self, Direct.self)
+        case .blendOverSeparable: mapPixels(rows: rows, builder, S.self, BlendOverSeparable.self)
+        case .creativeAfter: mapPixels(rows: rows, builder, S.self, CreativeAfter.self)
+        }
+    }
+
+    /// Codes are clamped, then rounded half away from zero like the reference's `rounded()`, without a
+    /// float-to-integer conversion: adding 1.5·2²³ leaves the value rounded (to even) in the low mantissa bits,
+    /// and a tie rounded down is bumped up.
+    @inline(__always)
+    private func mapPixels<S: CellSampler, R: Rest>(
+        rows: Range<Int>, _ builder: ColourTableBuilder, _: S.Type, _: R.Type
+    ) {
         let (step, red, green, blue) = (layout.bytesPerPixel, layout.red, layout.green, layout.blue)
         let magic: Float = 12_582_912
         for row in rows {
-            var pixel = base + stride * row
+            var pixel = base + stride &* row
             for _ in 0..<width {
-                let value = builder.evaluate(load(pixel, red), load(pixel, green), load(pixel, blue), S.self)
-                var scaled = value * 65535
+                let (r, g, b) = (load(pixel, red), load(pixel, green), load(pixel, blue))
+                let first = builder.firstStage(r, g, b, S.self)
+                var scaled = R.finish(builder, first, r, g, b, S.self) * 65535
                 scaled.replace(with: 0, where: scaled .< 0)
                 scaled.replace(with: 65535, where: scaled .> 65535)
                 var codes = (scaled + magic) - magic
@@ -214,5 +229,39 @@ struct FrameRows16: @unchecked Sendable {
                 pixel += step
             }
         }
+    }
+}
+
+/// What follows the first 3D table, per `ColourTableBuilder.Mode`.
+private protocol Rest {
+    static func finish<S: CellSampler>(
+        _ builder: ColourTableBuilder, _ value: SIMD4<Float>, _ red: Int, _ green: Int, _ blue: Int, _: S.Type
+    ) -> SIMD4<Float>
+}
+
+private enum Direct: Rest {
+    @inline(__always)
+    static func finish<S: CellSampler>(
+        _ builder: ColourTableBuilder, _ value: SIMD4<Float>, _ red: Int, _ green: Int, _ blue: Int, _: S.Type
+    ) -> SIMD4<Float> { value }
+}
+
+private enum BlendOverSeparable: Rest {
+    @inline(__always)
+    static func finish<S: CellSampler>(
+        _ builder: ColourTableBuilder, _ value: SIMD4<Float>, _ red: Int, _ green: Int, _ blue: Int, _: S.Type
+    ) -> SIMD4<Float> {
+        let (separable, levels) = (builder.separable, builder.levels)
+        let x = SIMD4(separable[red], separable[levels &+ green], separable[2 &* levels &+ blue], 0)
+        return x * (1 - builder.intensity) + value * builder.intensity
+    }
+}
+
+private enum CreativeAfter: Rest {
+    @inline(__always)
+    static func finish<S: CellSampler>(
+        _ builder: ColourTableBuilder, _ value: SIMD4<Float>, _ red: Int, _ green: Int, _ blue: Int, _: S.Type
+    ) -> SIMD4<Float> {
+        builder.finish(value, red, green, blue, S.self)
     }
 }
