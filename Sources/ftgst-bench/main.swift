@@ -423,7 +423,11 @@ func checkLUT16(_ options: Options) throws {
     }
     func widened(_ code: Int) -> UInt16 { UInt16(code << 6 | code >> 4) }
     let lattice = Array(Swift.stride(from: 0, to: 1024, by: 8)) + [1023]
-    for b in lattice { for g in lattice { for r in lattice { inputs.append(SIMD3(widened(r), widened(g), widened(b))) } } }
+    for b in lattice {
+        for g in lattice {
+            for r in lattice { inputs.append(SIMD3(widened(r), widened(g), widened(b))) }
+        }
+    }
     for code in 0..<1024 {
         let other = widened(Int(random.next() % 1024))
         inputs += [SIMD3(repeating: widened(code)), SIMD3(widened(code), other, other),

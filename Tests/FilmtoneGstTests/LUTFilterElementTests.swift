@@ -118,7 +118,8 @@ final class LUTFilterElementTests: XCTestCase {
         case .error(let cause): throw ErrorClassifier.classify(cause, remote: false)
         default: throw FilmtoneError(.internalError, "no preroll")
         }
-        let sample = try XCTUnwrap(AppSink(element: try pipeline.element(named: "sink")).pullPreroll(timeout: .milliseconds(5000)))
+        let sink = AppSink(element: try pipeline.element(named: "sink"))
+        let sample = try XCTUnwrap(sink.pullPreroll(timeout: .milliseconds(5000)))
         return try sample.withMappedFrame { view in
             let lastRow = bytes.count - stride * (height - 1)
             var out: [UInt8] = []
@@ -215,13 +216,15 @@ final class LUTFilterElementTests: XCTestCase {
         let stride = width * 8 + 16
         let (input, pixels) = frame16(width: width, height: height, stride: stride, layout: .rgba64, seed: 32)
         for (intensity, interpolation) in [(0.5, Interpolation.trilinear), (0.25, .nearest), (0.8, .tetrahedral)] {
-            let look = try Look(inputLUT: try CubeLUT.load(path: Self.gains), creativeLUT: try CubeLUT.load(path: Self.look),
-                                intensity: intensity, interpolation: interpolation)
+            let look = try Look(inputLUT: try CubeLUT.load(path: Self.gains),
+                                creativeLUT: try CubeLUT.load(path: Self.look), intensity: intensity,
+                                interpolation: interpolation)
             let (output, _) = try pushed(input, format: "RGBA64_LE", width: width, height: height, stride: stride,
                                          filter: "ftlut input-lut=\(Self.gains) creative-lut=\(Self.look) "
                                             + "intensity=\(intensity) interpolation=\(interpolation.rawValue)")
             let expected = expected16(input, pixels, look: look, width: width, stride: stride, layout: .rgba64)
-            XCTAssertLessThanOrEqual(maxSampleDifference(output, expected), Self.contract16, "\(intensity) \(interpolation)")
+            XCTAssertLessThanOrEqual(maxSampleDifference(output, expected), Self.contract16,
+                                     "\(intensity) \(interpolation)")
         }
     }
 
@@ -250,7 +253,9 @@ final class LUTFilterElementTests: XCTestCase {
         let output = try frame(format: "RGBA64_LE", filter: "ftlut creative-lut=\(Self.look)")
         XCTAssertNotEqual(input, output)
         func sample(_ at: Int) -> UInt16 { UInt16(input[at]) | UInt16(input[at + 1]) << 8 }
-        let pixels = Swift.stride(from: 0, to: input.count, by: 8).map { SIMD3(sample($0), sample($0 + 2), sample($0 + 4)) }
+        let pixels = Swift.stride(from: 0, to: input.count, by: 8).map {
+            SIMD3(sample($0), sample($0 + 2), sample($0 + 4))
+        }
         let expected = expected16(input, pixels, look: look, width: 64, stride: 64 * 8, layout: .rgba64)
         XCTAssertLessThanOrEqual(maxSampleDifference(output, expected), Self.contract16)
     }
@@ -264,7 +269,8 @@ final class LUTFilterElementTests: XCTestCase {
         guard case .done = pipeline.waitForAsyncDone(deadline: Deadline(after: 10_000), isCancelled: { false }) else {
             throw FilmtoneError(.internalError, "no preroll after \(upstream)")
         }
-        let sample = try XCTUnwrap(AppSink(element: try pipeline.element(named: "sink")).pullPreroll(timeout: .milliseconds(5000)))
+        let sink = AppSink(element: try pipeline.element(named: "sink"))
+        let sample = try XCTUnwrap(sink.pullPreroll(timeout: .milliseconds(5000)))
         return try XCTUnwrap(sample.caps?.video?.format)
     }
 

@@ -42,8 +42,9 @@ public struct PackedRGB16Layout: Equatable, Sendable {
 ///   trilinear) blend of 4 (8) nodes, and, with both slots, the creative LUT and the blend in `Float`. Nearest with
 ///   both slots samples composite nodes evaluated by the reference, as the 8-bit table does.
 ///
-/// Build: a few milliseconds (196 608 grid cells). Per frame: ≈ 23 ms of CPU for a 1080p RGBA64 frame through a 33³
-/// tetrahedral look on the 2-core test machine (docs/PERFORMANCE.md, `make bench-lut`).
+/// Build: ≈ 8 ms (196 608 grid cells). Per frame: ≈ 100 ms of CPU for a 1080p RGBA64 frame through a 33³
+/// tetrahedral look on the 2-core test machine, 0.83× FFmpeg's `lut3d` on the same frame (`make bench-lut16`,
+/// docs/PERFORMANCE.md).
 public final class LUTKernel16: @unchecked Sendable {
     public enum Strategy: String, Sendable {
         case identity
