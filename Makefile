@@ -7,7 +7,7 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test demo bench bench-lut bench-export bench-mezzanine clean
+.PHONY: deps build release plugin fixtures test demo bench bench-lut bench-lut16 bench-export bench-mezzanine clean
 
 deps:
 	@scripts/deps
@@ -44,6 +44,10 @@ bench: release
 # LUTKernel against ffmpeg's lut3d: CPU time per 1080p frame, table build, memory, accuracy (bench/README.md).
 bench-lut: release
 	bench/lut.sh
+
+# The same for the 16-bit path: LUTKernel16 on an RGBA64_LE frame against lut3d on rgba64le.
+bench-lut16: release
+	DEPTH=16 bench/lut.sh
 
 # ftgst export (33^3 look, h264-mp4) against ffmpeg lut3d + libx264 on the same clip: wall, memory, ratios.
 bench-export: release

@@ -10,7 +10,9 @@
 #   FTGST_BENCH=path  ftgst-bench binary (default: <repo>/.build/release/ftgst-bench)
 #   RUNS=n            runs per side (default 5), after 1 warm-up each
 #   FRAMES=n          frames per run (default 60)
-#   EXHAUSTIVE=0      skip the 2^24-input accuracy check (saves ~10 s)
+#   EXHAUSTIVE=0      skip the accuracy check against the Double reference (saves ~10 s)
+#   DEPTH=16          the 16-bit path instead: LUTKernel16 on the frame widened to RGBA64_LE,
+#                     against ffmpeg's lut3d on rgba64le (make bench-lut16)
 #   KEEP_TMP=1        keep the scratch directory (LUT, outputs) afterwards
 #
 # Exit status: 0 when everything ran, whatever the figures say (this is a
@@ -25,7 +27,7 @@ args=()
 for arg in "$@"; do
   case "$arg" in
     --json) args+=(--json) ;;
-    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/lut.sh: unknown argument: $arg (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -67,6 +69,11 @@ fi
 
 [ "${KEEP_TMP:-0}" = 1 ] && args+=(--keep-tmp)
 [ "${EXHAUSTIVE:-1}" = 0 ] && args+=(--no-exhaustive)
+case "${DEPTH:-8}" in
+  8) ;;
+  16) args+=(--depth 16) ;;
+  *) die "DEPTH must be 8 or 16, got '$DEPTH'" ;;
+esac
 
 exec "$PY" "$here/lib/lut.py" --bench "$BENCH" --frame "$frame" --width 1920 --height 1080 \
   --runs "$RUNS" --frames "$FRAMES" --pipeline-file "${TEXT#"$repo"/}" "${args[@]}"

@@ -5,6 +5,8 @@
 
 #include <gst/gst.h>
 #include <gst/app/gstappsink.h>
+// appsrc: the tests push hand-made buffers (e.g. with a padded GstVideoMeta stride) through elements.
+#include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
 #include <gst/pbutils/pbutils.h>
 #include <turbojpeg.h>

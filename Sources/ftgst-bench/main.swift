@@ -17,6 +17,17 @@ let help = """
                                          --builds N builds the kernel N times (first and median reported)
       lut-check --cube FILE [--creative FILE --intensity T] [--interpolation NAME|all]
                                          every one of the 2²⁴ 8-bit inputs against the Double reference
+      frame16 IN.rgb24 OUT.rgba64 --width W --height H
+                                         widens an 8-bit frame to RGBA64_LE: v·257 plus a fixed dither of
+                                         ±128 (so the low bits vary as a 10/16-bit source's do), alpha 65535
+      lut16 --cube FILE --frame RGBA64 --width W --height H [--frames N] [--interpolation NAME]
+          [--creative FILE --intensity T] [--out RGBA64] [--threads 1]
+                                         time LUTKernel16.apply on an RGBA64_LE frame: CPU and wall per frame
+                                         (median of N, default 20, after 2 warm-ups), build time
+      lut16-check --cube FILE [--creative FILE --intensity T] [--interpolation NAME|all] [--random N]
+                                         LUTKernel16 against the Double reference: N random 16-bit inputs
+                                         (default 2²²), every 10-bit input on a lattice of step 8, and the
+                                         10-bit ramps; worst and distribution of |difference| in 16-bit codes
     """
 
 struct UsageError: Error, CustomStringConvertible { var description: String }
@@ -312,6 +323,160 @@ func checkLUT(_ options: Options) throws {
     try printJSON(["inputs": 1 << 24, "results": reports])
 }
 
+// MARK: - 16-bit
+
+/// SplitMix64: the fixed pseudo-random sequence behind the 16-bit frame's dither and the check's inputs.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+func writeFrame16(_ options: Options) throws {
+    guard options.positional.count == 2 else { throw UsageError(description: "frame16 needs IN and OUT") }
+    let (width, height) = (try options.int("width"), try options.int("height"))
+    let rgb = try [UInt8](Data(contentsOf: URL(fileURLWithPath: options.positional[0])))
+    guard rgb.count == width * height * 3 else {
+        throw UsageError(description: "frame is \(rgb.count) bytes, expected \(width)×\(height)×3")
+    }
+    var random = SplitMix(state: 16)
+    var out = [UInt16](repeating: 65535, count: width * height * 4)
+    for pixel in 0..<width * height {
+        for channel in 0..<3 {
+            let dither = Int(random.next() & 255) - 128
+            out[pixel * 4 + channel] = UInt16(min(65535, max(0, Int(rgb[pixel * 3 + channel]) * 257 + dither)))
+        }
+    }
+    try out.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: options.positional[1])) }
+    try printJSON(["frame16": options.positional[1], "width": width, "height": height])
+}
+
+func benchLUT16(_ options: Options) throws {
+    let (width, height) = (try options.int("width"), try options.int("height"))
+    let frames = try options.int("frames", default: 20)
+    let warmUps = 2
+    guard let interpolation = try options.interpolations().first, options.named["interpolation"] != "all" else {
+        throw UsageError(description: "lut16 takes one --interpolation")
+    }
+    let look = try options.look(interpolation: interpolation)
+    let pristine = try [UInt8](Data(contentsOf: URL(fileURLWithPath: options.string("frame"))))
+    guard pristine.count == width * height * 8 else {
+        throw UsageError(description: "frame is \(pristine.count) bytes, expected \(width)×\(height)×8")
+    }
+    let singleThread = options.named["threads"] == "1"
+    let bandRows = max(1, (LUTKernel.parallelPixelThreshold - 1) / width)
+    let start = (wallms(), processCPUms())
+    let kernel = LUTKernel16(look: look)
+    let build = (wall: wallms() - start.0, cpu: processCPUms() - start.1)
+    var work = pristine
+    var cpu: [Double] = []
+    var wall: [Double] = []
+    for run in 0..<warmUps + frames {
+        work.withUnsafeMutableBytes { work in
+            pristine.withUnsafeBytes { work.copyMemory(from: $0) }
+            let stride = width * 8
+            let start = (wallms(), processCPUms())
+            if singleThread {
+                for top in Swift.stride(from: 0, to: height, by: bandRows) {
+                    kernel.apply(to: work.baseAddress! + top * stride, width: width,
+                                 height: min(bandRows, height - top), stride: stride, layout: .rgba64)
+                }
+            } else {
+                kernel.apply(to: work.baseAddress!, width: width, height: height, stride: stride, layout: .rgba64)
+            }
+            let end = (wallms(), processCPUms())
+            if run >= warmUps {
+                wall.append(end.0 - start.0)
+                cpu.append(end.1 - start.1)
+            }
+        }
+    }
+    if let out = options.named["out"] { try Data(work).write(to: URL(fileURLWithPath: out)) }
+    try printJSON([
+        "width": width, "height": height, "frames": frames, "warm_ups": warmUps,
+        "interpolation": interpolation.rawValue, "strategy": kernel.strategy.rawValue,
+        "threads": singleThread ? 1 : ProcessInfo.processInfo.activeProcessorCount,
+        "build": ["wall_ms": rounded(build.wall), "cpu_ms": rounded(build.cpu)],
+        "table_mib": rounded(Double(kernel.tableByteCount) / 1_048_576),
+        "peak_rss_mib": rounded(peakRSSMiB(), 1),
+        "layouts": ["rgba64": [
+            "cpu_ms": ["median": rounded(median(cpu)), "min": rounded(cpu.min()!), "max": rounded(cpu.max()!)],
+            "wall_ms": ["median": rounded(median(wall)), "min": rounded(wall.min()!), "max": rounded(wall.max()!)],
+            "ns_per_pixel_cpu": rounded(median(cpu) * 1e6 / Double(width * height), 2),
+        ]],
+    ])
+}
+
+func checkLUT16(_ options: Options) throws {
+    let randomCount = try options.int("random", default: 1 << 22)
+    var inputs: [SIMD3<UInt16>] = []
+    var random = SplitMix(state: 10)
+    for _ in 0..<randomCount {
+        let bits = random.next()
+        inputs.append(SIMD3(UInt16(truncatingIfNeeded: bits), UInt16(truncatingIfNeeded: bits >> 16),
+                            UInt16(truncatingIfNeeded: bits >> 32)))
+    }
+    func widened(_ code: Int) -> UInt16 { UInt16(code << 6 | code >> 4) }
+    let lattice = Array(Swift.stride(from: 0, to: 1024, by: 8)) + [1023]
+    for b in lattice {
+        for g in lattice {
+            for r in lattice { inputs.append(SIMD3(widened(r), widened(g), widened(b))) }
+        }
+    }
+    for code in 0..<1024 {
+        let other = widened(Int(random.next() % 1024))
+        inputs += [SIMD3(repeating: widened(code)), SIMD3(widened(code), other, other),
+                   SIMD3(other, widened(code), other), SIMD3(other, other, widened(code))]
+    }
+    let width = 1024
+    let height = (inputs.count + width - 1) / width
+    var reports: [[String: Any]] = []
+    for interpolation in try options.interpolations() {
+        let look = try options.look(interpolation: interpolation)
+        let kernel = LUTKernel16(look: look)
+        var frame = [UInt16](repeating: 0, count: width * height * 4)
+        for (index, input) in inputs.enumerated() {
+            (frame[index * 4], frame[index * 4 + 1], frame[index * 4 + 2]) = (input.x, input.y, input.z)
+        }
+        frame.withUnsafeMutableBytes {
+            kernel.apply(to: $0.baseAddress!, width: width, height: height, stride: width * 8, layout: .rgba64)
+        }
+        // Per row: a histogram of |difference| (0, 1, 2, 3, 4–32, > 32).
+        var histograms = [[Int]](repeating: [0, 0, 0, 0, 0, 0], count: height)
+        frame.withUnsafeBufferPointer { frame in
+            histograms.withUnsafeMutableBufferPointer { histograms in
+                let (frame, histograms) = (frame, histograms)
+                DispatchQueue.concurrentPerform(iterations: height) { row in
+                    for index in row * width..<min(inputs.count, (row + 1) * width) {
+                        let input = inputs[index]
+                        let expected = look.apply(SIMD3(Double(input.x), Double(input.y), Double(input.z)) / 65535)
+                        for channel in 0..<3 {
+                            let want = Int(LUTKernel16.code(expected[channel]))
+                            let difference = abs(want - Int(frame[index * 4 + channel]))
+                            histograms[row][difference <= 3 ? difference : (difference <= 32 ? 4 : 5)] += 1
+                        }
+                    }
+                }
+            }
+        }
+        let total = histograms.reduce(into: [0, 0, 0, 0, 0, 0]) { sum, row in
+            for bucket in 0..<6 { sum[bucket] += row[bucket] }
+        }
+        reports.append([
+            "interpolation": interpolation.rawValue, "strategy": kernel.strategy.rawValue,
+            "channels": inputs.count * 3,
+            "difference_histogram": ["0": total[0], "1": total[1], "2": total[2], "3": total[3], "4-32": total[4],
+                                     "over_32": total[5]],
+        ])
+    }
+    try printJSON(["inputs": inputs.count, "random": randomCount, "lattice_step_10bit": 8, "results": reports])
+}
+
 // MARK: - Main
 
 do {
@@ -322,6 +487,9 @@ do {
     case "write-cube": try writeCube(options)
     case "lut": try benchLUT(options)
     case "lut-check": try checkLUT(options)
+    case "frame16": try writeFrame16(options)
+    case "lut16": try benchLUT16(options)
+    case "lut16-check": try checkLUT16(options)
     case "-h", "--help", "help": print(help)
     default: throw UsageError(description: "unknown command '\(command)'\n\(help)")
     }

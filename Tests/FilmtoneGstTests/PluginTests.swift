@@ -22,7 +22,7 @@ final class PluginTests: XCTestCase {
         let result = try gst("gst-inspect-1.0", ["ftlut"])
         XCTAssertEqual(result.status, 0, result.stderr)
         for text in ["Film look LUT", "filmtone", "input-lut", "creative-lut", "intensity", "interpolation",
-                     "tetrahedral", "trilinear", "nearest", "RGBx"] {
+                     "tetrahedral", "trilinear", "nearest", "RGBx", "RGBA64_LE"] {
             XCTAssertTrue(result.stdout.contains(text), "gst-inspect-1.0 ftlut lacks \(text)")
         }
     }
@@ -53,6 +53,40 @@ final class PluginTests: XCTestCase {
                                  interpolation: .tetrahedral)
         XCTAssertLessThanOrEqual(maxByteDifference([UInt8](pluginBytes), reference.referenceApply(toPacked: inputBytes)),
                                  1, "the plugin's pixels against the reference look")
+    }
+
+    func testGstLaunchRunsSixteenBitRGBThroughTheLook() throws {
+        let (look, gains) = (LUTFilterElementTests.look, LUTFilterElementTests.gains)
+        // The launch line of the issue, on small frames (the tests' plugin is a debug build).
+        let plain = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=5", "!",
+                                               "video/x-raw,format=RGBA64_LE,width=160,height=120", "!", "ftlut", "creative-lut=\(look)", "!", "videoconvert", "!", "fakesink"])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        // One RGBA64_LE frame through both slots at intensity 0.6, against the reference.
+        let raw = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("frame.rgba64").path
+        let caps = "video/x-raw,format=RGBA64_LE,width=64,height=48"
+        let launched = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
+                                                  "ftlut", "input-lut=\(gains)", "creative-lut=\(look)", "intensity=0.6",
+                                                  "!", "filesink", "location=\(raw)"])
+        XCTAssertEqual(launched.status, 0, launched.stderr)
+        let input = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
+                                               "filesink", "location=\(raw).in"])
+        XCTAssertEqual(input.status, 0, input.stderr)
+        let output = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: raw)))
+        let inputBytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: raw + ".in")))
+        XCTAssertEqual(output.count, 64 * 48 * 8)
+        XCTAssertEqual(inputBytes.count, output.count)
+        XCTAssertNotEqual(output, inputBytes)
+        let reference = try Look(inputLUT: try CubeLUT.load(path: gains), creativeLUT: try CubeLUT.load(path: look),
+                                 intensity: 0.6)
+        func sample(_ bytes: [UInt8], _ at: Int) -> UInt16 { UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8 }
+        var worst = 0
+        for at in stride(from: 0, to: min(output.count, inputBytes.count), by: 8) {
+            let pixel = SIMD3(sample(inputBytes, at), sample(inputBytes, at + 2), sample(inputBytes, at + 4))
+            let result = SIMD3(sample(output, at), sample(output, at + 2), sample(output, at + 4))
+            worst = max(worst, difference16(result, reference.reference16(pixel)))
+            XCTAssertEqual(sample(output, at + 6), sample(inputBytes, at + 6), "alpha")
+        }
+        XCTAssertLessThanOrEqual(worst, 32, "the plugin's 16-bit pixels against the reference, in 16-bit codes")
     }
 
     func testABadLUTFailsTheLaunchWithTheFileAndLine() throws {

@@ -9,6 +9,10 @@ medians; it also times the table build and reports peak RSS.
 ffmpeg side: the same frame looped FRAMES times through `-vf lut3d=...`, CPU time
 (user + sys from GNU time) minus that of the same command without the filter, divided
 by FRAMES.
+
+--depth 16: the same for LUTKernel16 (`ftgst-bench lut16`) on the frame widened to
+RGBA64_LE (`ftgst-bench frame16`: v*257 plus a fixed dither of +-128), against ffmpeg's
+lut3d on the same rgba64le frame; accuracy from `ftgst-bench lut16-check`.
 """
 
 import argparse
@@ -80,6 +84,138 @@ def compare(a_path, b_path):
     }
 
 
+def compare16(a_path, b_path):
+    """Per-sample comparison of two raw RGBA64_LE frames, R, G and B only, in 16-bit codes."""
+    with open(a_path, "rb") as f:
+        a = f.read()
+    with open(b_path, "rb") as f:
+        b = f.read()
+    if len(a) != len(b) or not a or len(a) % 8:
+        return None
+    import array
+    x = array.array("H", a)
+    y = array.array("H", b)
+    if sys.byteorder != "little":
+        x.byteswap()
+        y.byteswap()
+    diffs = [x[i] - y[i] for i in range(len(x)) if i % 4 != 3]
+    n = len(diffs)
+    return {
+        "max_abs": max(abs(d) for d in diffs),
+        "mean_abs": round(sum(abs(d) for d in diffs) / n, 4),
+        "mean_signed": round(sum(diffs) / n, 4),
+        "share_differing": round(sum(1 for d in diffs if d) / n, 4),
+    }
+
+
+def main16(a):
+    """--depth 16: LUTKernel16 on an RGBA64_LE frame against ffmpeg's lut3d on rgba64le."""
+    w, h, n = a.width, a.height, a.frames
+    tmp = tempfile.mkdtemp(prefix="ftgst-bench-lut16-")
+    cube = os.path.join(tmp, "look.cube")
+    frame = os.path.join(tmp, "frame.rgba64")
+    run_json([a.bench, "write-cube", cube, "--size", str(LUT_SIZE)], tmp)
+    run_json([a.bench, "frame16", a.frame, frame, "--width", str(w), "--height", str(h)], tmp)
+    ours_out = os.path.join(tmp, "ours.rgba64")
+    ff_out = os.path.join(tmp, "ffmpeg.rgba64")
+
+    ours = [a.bench, "lut16", "--cube", cube, "--frame", frame, "--width", str(w), "--height", str(h),
+            "--frames", str(n), "--interpolation", INTERP]
+    ours_single = ours + ["--threads", "1"]
+    raw_in = ["-f", "rawvideo", "-pix_fmt", "rgba64le", "-s", f"{w}x{h}"]
+    lut3d = f"lut3d=file={cube}:interp={INTERP}"
+    loop = ["ffmpeg", "-v", "error", "-nostdin", "-stream_loop", str(n - 1)] + raw_in + ["-i", frame]
+    ff = loop + ["-vf", lut3d, "-f", "null", "-"]
+    base = loop + ["-f", "null", "-"]
+    ff_one = ["ffmpeg", "-v", "error", "-nostdin", "-y"] + raw_in + ["-i", frame, "-vf", lut3d,
+                                                                     "-frames:v", "1"] + raw_in[:4] + [ff_out]
+    machine = benchlib.machine_info()
+    log(f"bench/lut: 16-bit, {LUT_SIZE}^3 {INTERP} LUT on {w}x{h} RGBA64_LE, {n} frames per run, {a.runs} runs "
+        f"after 1 warm-up; scratch {tmp}")
+    run_json(ours + ["--frames", "2", "--out", ours_out], tmp)
+    timed_ok(ff_one, tmp)
+    timed_ok(ff, tmp)
+    timed_ok(base, tmp)
+    rounds = []
+    for i in range(1, a.runs + 1):
+        o = run_json(ours, tmp)
+        o1 = run_json(ours_single, tmp)
+        f = timed_ok(ff, tmp)
+        b = timed_ok(base, tmp)
+        r = {
+            "ftgst_cpu_ms": o["layouts"]["rgba64"]["cpu_ms"]["median"],
+            "ftgst_wall_ms": o["layouts"]["rgba64"]["wall_ms"]["median"],
+            "ftgst_1thread_cpu_ms": o1["layouts"]["rgba64"]["cpu_ms"]["median"],
+            "build_wall_ms": o["build"]["wall_ms"],
+            "ftgst_rss_mib": o["peak_rss_mib"],
+            "ffmpeg_cpu_ms": round(((f.user_s + f.sys_s) - (b.user_s + b.sys_s)) * 1000 / n, 3),
+            "ffmpeg_wall_ms": round((f.wall_s - b.wall_s) * 1000 / n, 3),
+        }
+        rounds.append(r)
+        log(f"  run {i}/{a.runs}: ftgst RGBA64 {r['ftgst_cpu_ms']:6.2f} ms CPU/frame (1 thread "
+            f"{r['ftgst_1thread_cpu_ms']:.2f});  ffmpeg {r['ffmpeg_cpu_ms']:6.2f} ms CPU/frame")
+    results = {k: benchlib.summary([r[k] for r in rounds]) for k in rounds[0]}
+    ratio = results["ftgst_cpu_ms"]["median"] / results["ffmpeg_cpu_ms"]["median"]
+    vs_ffmpeg = compare16(ours_out, ff_out)
+    check = None
+    if not a.no_exhaustive:
+        log("bench/lut: LUTKernel16 against the Double reference (lut16-check) ...")
+        check = run_json([a.bench, "lut16-check", "--cube", cube, "--interpolation", "all"], tmp)
+    report = {
+        "benchmark": "lut16",
+        "description": f"a {LUT_SIZE}^3 {INTERP} LUT applied to one {w}x{h} RGBA64_LE frame, CPU time per frame",
+        "runs": a.runs, "frames_per_run": n, "pipeline_file": a.pipeline_file,
+        "commands": {"ftgst": benchlib.shell_join(ours), "ffmpeg": benchlib.shell_join(ff),
+                     "ffmpeg_baseline": benchlib.shell_join(base)},
+        "machine": machine,
+        "versions": {"ffmpeg": benchlib.first_line(["ffmpeg", "-version"])},
+        "strategy": o["strategy"], "table_mib": o["table_mib"], "ftgst_threads": o["threads"],
+        "results": results, "ratios": {"cpu_rgba64": round(ratio, 4)},
+        "accuracy_vs_ffmpeg_16bit_codes": vs_ffmpeg, "accuracy_vs_reference": check,
+    }
+    if a.keep_tmp:
+        log(f"bench/lut: scratch directory kept: {tmp}")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if a.json:
+        print(json.dumps(report, indent=None, sort_keys=False))
+        return
+
+    def row(label, key, unit_key=None):
+        s = results[key]
+        extra = f"   {results[unit_key]['median']:8.2f}" if unit_key else ""
+        return f"  {label:<34} {s['median']:8.2f} {s['min']:8.2f} {s['max']:8.2f}{extra}"
+
+    out = [f"lut benchmark: {report['description']}",
+           f"  frame    {frame} (from {a.frame} by ftgst-bench frame16)",
+           f"  LUT      synthetic film look, {LUT_SIZE}^3 (ftgst-bench write-cube), {INTERP}",
+           f"  runs     {a.runs}, each {n} frames per side; ftgst and ffmpeg alternate",
+           "commands:",
+           f"  ftgst            {report['commands']['ftgst']}",
+           f"  ffmpeg           {report['commands']['ffmpeg']}",
+           f"  ffmpeg baseline  {report['commands']['ffmpeg_baseline']}",
+           "machine:",
+           f"  nproc {machine['nproc']}, CPU {machine['cpu_model']}, kernel {machine['kernel']}, "
+           f"load at start {machine['loadavg_at_start']}",
+           f"  {report['versions']['ffmpeg']}",
+           "",
+           f"  {'CPU ms per frame, over runs':<34} {'median':>8} {'min':>8} {'max':>8}   {'wall ms':>8}",
+           row(f"ftgst RGBA64 ({o['threads']} threads)", "ftgst_cpu_ms", "ftgst_wall_ms"),
+           row("ftgst RGBA64 (1 thread)", "ftgst_1thread_cpu_ms"),
+           row("ffmpeg lut3d rgba64le", "ffmpeg_cpu_ms", "ffmpeg_wall_ms"),
+           "",
+           f"  ftgst/ffmpeg CPU per frame  RGBA64 {ratio:.3f}",
+           f"  kernel build {results['build_wall_ms']['median']:.1f} ms wall; strategy {o['strategy']}, tables "
+           f"{o['table_mib']:.1f} MiB; peak RSS (ftgst-bench) {results['ftgst_rss_mib']['median']:.1f} MiB"]
+    if vs_ffmpeg:
+        out.append(f"  vs ffmpeg's output, same frame: max |diff| {vs_ffmpeg['max_abs']} 16-bit codes, mean |diff| "
+                   f"{vs_ffmpeg['mean_abs']}, mean (ftgst - ffmpeg) {vs_ffmpeg['mean_signed']:+}")
+    if check:
+        parts = [f"{r['interpolation']} {r['difference_histogram']}" for r in check["results"]]
+        out.append(f"  vs the Double reference, {check['inputs']} inputs, |diff| in 16-bit codes: " + "; ".join(parts))
+    print("\n".join(out))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--bench", required=True, help="ftgst-bench binary")
@@ -92,12 +228,17 @@ def main():
     ap.add_argument("--no-exhaustive", action="store_true", help="skip the 2^24-input accuracy check")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--keep-tmp", action="store_true")
+    ap.add_argument("--depth", type=int, choices=[8, 16], default=8,
+                    help="16: LUTKernel16 on the frame widened to RGBA64_LE, against lut3d on rgba64le")
     a = ap.parse_args()
     if a.runs < 1 or a.frames < 2:
         fail("--runs must be at least 1 and --frames at least 2")
     w, h, n = a.width, a.height, a.frames
     if os.path.getsize(a.frame) != w * h * 3:
         fail(f"{a.frame} is {os.path.getsize(a.frame)} bytes, expected {w}x{h}x3")
+    if a.depth == 16:
+        main16(a)
+        return
 
     tmp = tempfile.mkdtemp(prefix="ftgst-bench-lut-")
     cube = os.path.join(tmp, "look.cube")

@@ -6,7 +6,8 @@ import Foundation
 // gst-launch-1.0 videotestsrc num-buffers=30 ! ftlut creative-lut=look.cube intensity=0.8 ! videoconvert ! fakesink
 //
 // Two LUT slots (an input transform, then a creative look blended by intensity) applied in place to packed 8-bit
-// RGB frames. The `.cube` files are parsed once, in start(); the frame loop is `LUTKernel`. A file that cannot be
+// RGB frames, or packed 16-bit RGB (RGBA64_LE & co., for 10-bit sources). The `.cube` files are parsed once, in
+// start(); the frame loop is `LUTKernel` (8-bit) or `LUTKernel16`. A file that cannot be
 // read posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, both from this element: the library
 // maps them to FILE_NOT_FOUND and LUT_INVALID.
 //
@@ -43,18 +44,27 @@ final class LUTFilterState: @unchecked Sendable {
     private var builtFor: Settings? = nil
     private var luts: (input: CubeLUT?, creative: CubeLUT?) = (nil, nil)
     private var kernel: LUTKernel? = nil
-    private var negotiatedLayout: PackedRGBLayout? = nil
+    /// The 16-bit kernel and the settings it was built for, kept apart from the 8-bit one.
+    private var kernel16: LUTKernel16? = nil
+    private var builtFor16: Settings? = nil
+    private var negotiatedFormat: LUTFilterElement.PixelFormat? = nil
 
-    /// Where R, G, B sit in the negotiated format (set_info), read by the frame loop.
-    var layout: PackedRGBLayout? {
+    /// The negotiated format's depth and where R, G, B sit in it (set_info), read by the frame loop. Moving to the
+    /// other depth releases the kernel of the old one (the 8-bit one holds 64 MiB).
+    var format: LUTFilterElement.PixelFormat? {
         get {
             lock.lock()
             defer { lock.unlock() }
-            return negotiatedLayout
+            return negotiatedFormat
         }
         set {
             lock.lock()
-            negotiatedLayout = newValue
+            negotiatedFormat = newValue
+            switch newValue {
+            case .packed8: (kernel16, builtFor16) = (nil, nil)
+            case .packed16: (kernel, builtFor) = (nil, nil)
+            case nil: break
+            }
             lock.unlock()
         }
     }
@@ -78,8 +88,7 @@ final class LUTFilterState: @unchecked Sendable {
         let creative = try wanted.creativeLUT.flatMap { $0.isEmpty ? nil : try CubeLUT.load(path: $0) }
         lock.lock()
         luts = (input, creative)
-        kernel = nil
-        builtFor = nil
+        (kernel, builtFor, kernel16, builtFor16) = (nil, nil, nil, nil)
         lock.unlock()
         return input != nil || creative != nil
     }
@@ -87,29 +96,40 @@ final class LUTFilterState: @unchecked Sendable {
     func stop() {
         lock.lock()
         luts = (nil, nil)
-        kernel = nil
-        builtFor = nil
+        (kernel, builtFor, kernel16, builtFor16) = (nil, nil, nil, nil)
         lock.unlock()
     }
 
     /// The kernel for the current settings, built on first use after start() or a property change. The build
     /// (a 64 MiB table, ≈ 80 ms) runs outside the lock, so property calls from other threads never wait for it.
     func currentKernel() throws -> LUTKernel {
+        try cachedKernel(\.kernel, \.builtFor, LUTKernel.init(look:))
+    }
+
+    /// The 16-bit kernel for the current settings, built on first use like `currentKernel()` (a few ms: no table).
+    func currentKernel16() throws -> LUTKernel16 {
+        try cachedKernel(\.kernel16, \.builtFor16, LUTKernel16.init(look:))
+    }
+
+    private func cachedKernel<K>(
+        _ kernel: ReferenceWritableKeyPath<LUTFilterState, K?>,
+        _ builtFor: ReferenceWritableKeyPath<LUTFilterState, Settings?>, _ build: (Look) -> K
+    ) throws -> K {
         lock.lock()
-        if let kernel, builtFor == settings {
+        if let cached = self[keyPath: kernel], self[keyPath: builtFor] == settings {
             lock.unlock()
-            return kernel
+            return cached
         }
         let wanted = settings
         let slots = luts
         lock.unlock()
-        let built = LUTKernel(look: try Look(inputLUT: slots.input, creativeLUT: slots.creative,
-                                             intensity: wanted.intensity, interpolation: wanted.interpolation))
+        let built = build(try Look(inputLUT: slots.input, creativeLUT: slots.creative,
+                                   intensity: wanted.intensity, interpolation: wanted.interpolation))
         lock.lock()
         // Publish unless the settings moved on meanwhile (the next frame then builds for the newer ones).
         if settings == wanted {
-            kernel = built
-            builtFor = wanted
+            self[keyPath: kernel] = built
+            self[keyPath: builtFor] = wanted
         }
         lock.unlock()
         return built
@@ -121,14 +141,33 @@ enum LUTFilterElement {
     static let factoryName = "ftlut"
     static let typeName = "GstFtLut"
 
+    /// A negotiated format: its depth, and where R, G, B sit in a pixel.
+    enum PixelFormat: Equatable {
+        case packed8(PackedRGBLayout)
+        case packed16(PackedRGB16Layout)
+    }
+
     /// The caps both pads accept: packed 8-bit RGB in any channel order (the kernel addresses channels by offset).
     static let formats: [(String, PackedRGBLayout)] = [
         ("RGBx", .rgbx), ("BGRx", .bgrx), ("xRGB", .xrgb), ("xBGR", .xbgr),
         ("RGBA", .rgbx), ("BGRA", .bgrx), ("ARGB", .xrgb), ("ABGR", .xbgr),
         ("RGB", .rgb), ("BGR", .bgr),
     ]
+    /// Then packed 16-bit RGB with alpha, little-endian samples (the 16-bit RGB formats videoconvert offers in 1.22;
+    /// `ARGB64` is the host-endian name, little-endian here). Listed after the 8-bit formats, and caps queries are
+    /// answered 8-bit first (`query`), so that a pipeline that negotiated 8-bit before still does.
+    static let formats16: [(String, PackedRGB16Layout)] = [
+        ("RGBA64_LE", .rgba64), ("BGRA64_LE", .bgra64), ("ARGB64_LE", .argb64), ("ABGR64_LE", .abgr64),
+        ("ARGB64", .argb64),
+    ]
+    static func pixelFormat(named name: String) -> PixelFormat? {
+        if let layout = formats.first(where: { $0.0 == name })?.1 { return .packed8(layout) }
+        if let layout = formats16.first(where: { $0.0 == name })?.1 { return .packed16(layout) }
+        return nil
+    }
     static var capsDescription: String {
-        "video/x-raw, format=(string){ \(formats.map(\.0).joined(separator: ", ")) }, "
+        let names = formats.map(\.0) + formats16.map(\.0)
+        return "video/x-raw, format=(string){ \(names.joined(separator: ", ")) }, "
             + "width=(int)[ 1, max ], height=(int)[ 1, max ], framerate=(fraction)[ 0/1, max ]"
     }
 
@@ -252,6 +291,7 @@ enum LUTFilterElement {
         let transformClass = ftgst_base_transform_class(klass)!
         transformClass.pointee.start = start
         transformClass.pointee.stop = stop
+        transformClass.pointee.query = query
         let filterClass = ftgst_video_filter_class(klass)!
         filterClass.pointee.set_info = setInfo
         filterClass.pointee.transform_frame_ip = transformFrameInPlace
@@ -335,15 +375,89 @@ enum LUTFilterElement {
         return 1
     }
 
-    /// Negotiated caps: remember where R, G and B sit in a pixel.
+    /// Caps queries answered with every 8-bit format before any 16-bit one. GstBaseTransform answers in the order of
+    /// the asking peer's filter, so a source that lists 16-bit formats first (videotestsrc's AYUV64, ARGB64, …)
+    /// would fixate a 16-bit format and leave the 8-bit path just because the element now accepts both. With this
+    /// order it picks the 8-bit format it picked before 16-bit formats existed; a peer that chooses by depth
+    /// (videoconvert scores formats by what they lose) still gives a 10-bit source a 16-bit format.
+    private static let query: @convention(c) (
+        UnsafeMutablePointer<GstBaseTransform>?, GstPadDirection, UnsafeMutablePointer<GstQuery>?
+    ) -> gboolean = { transform, direction, query in
+        let parent = parentClass!.assumingMemoryBound(to: GstBaseTransformClass.self)
+        guard let query, let parentQuery = parent.pointee.query,
+              parentQuery(transform, direction, query) != 0 else { return 0 }
+        if query.pointee.type == GST_QUERY_CAPS {
+            var result: UnsafeMutablePointer<GstCaps>? = nil
+            gst_query_parse_caps_result(query, &result)  // borrowed from the query
+            if let result, let reordered = eightBitFirst(result) {
+                gst_query_set_caps_result(query, reordered)  // the query takes its own reference
+                gst_caps_unref(reordered)
+            }
+        }
+        return 1
+    }
+
+    /// `caps` with the structures (and the formats inside a structure's format list) split by depth, 8-bit
+    /// first, each part in its original order; nil when that changes nothing. Transfer full.
+    private static func eightBitFirst(_ caps: UnsafeMutablePointer<GstCaps>) -> UnsafeMutablePointer<GstCaps>? {
+        guard gst_caps_is_any(caps) == 0 else { return nil }
+        // New structures (owned until appended) with the index of the structure they came from, for its features.
+        var eight: [(UnsafeMutablePointer<GstStructure>, guint)] = []
+        var rest: [(UnsafeMutablePointer<GstStructure>, guint)] = []
+        func isEightBit(_ value: UnsafePointer<GValue>) -> Bool {
+            value.pointee.g_type == ftgst_type_string()
+                && formats.contains { $0.0 == GLib.borrowString(g_value_get_string(value)) }
+        }
+        for index in 0..<gst_caps_get_size(caps) {
+            let structure = gst_caps_get_structure(caps, index)!  // borrowed
+            guard let format = gst_structure_get_value(structure, "format"),
+                  format.pointee.g_type == gst_value_list_get_type()
+            else {
+                let eightBit = gst_structure_get_value(structure, "format").map(isEightBit) ?? false
+                if eightBit { eight.append((gst_structure_copy(structure), index)) }
+                else { rest.append((gst_structure_copy(structure), index)) }
+                continue
+            }
+            // A format list: one copy of the structure per depth, each with its part of the list.
+            for wantEightBit in [true, false] {
+                var list = GValue()
+                g_value_init(&list, gst_value_list_get_type())
+                for item in 0..<gst_value_list_get_size(format) {
+                    let value = gst_value_list_get_value(format, item)!
+                    if isEightBit(value) == wantEightBit { gst_value_list_append_value(&list, value) }
+                }
+                guard gst_value_list_get_size(&list) > 0 else {
+                    g_value_unset(&list)
+                    continue
+                }
+                let copy = gst_structure_copy(structure)!
+                gst_structure_take_value(copy, "format", &list)  // takes the list
+                if wantEightBit { eight.append((copy, index)) } else { rest.append((copy, index)) }
+            }
+        }
+        let reordered = gst_caps_new_empty()!
+        for (structure, index) in eight + rest {
+            // Takes the structure and the features copy.
+            gst_caps_append_structure_full(reordered, structure, gst_caps_get_features(caps, index).flatMap {
+                gst_caps_features_copy($0)
+            })
+        }
+        if gst_caps_is_strictly_equal(reordered, caps) != 0 {
+            gst_caps_unref(reordered)
+            return nil
+        }
+        return reordered
+    }
+
+    /// Negotiated caps: remember the depth and where R, G and B sit in a pixel.
     private static let setInfo: @convention(c) (
         UnsafeMutablePointer<GstVideoFilter>?, UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstVideoInfo>?,
         UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstVideoInfo>?
     ) -> gboolean = { filter, _, inInfo, _, _ in
         guard let filter, let inInfo, let formatInfo = inInfo.pointee.finfo else { return 0 }
         let name = GLib.borrowString(formatInfo.pointee.name) ?? ""
-        guard let layout = formats.first(where: { $0.0 == name })?.1 else { return 0 }
-        state(of: UnsafeMutableRawPointer(filter)).layout = layout
+        guard let format = pixelFormat(named: name) else { return 0 }
+        state(of: UnsafeMutableRawPointer(filter)).format = format
         return 1
     }
 
@@ -354,11 +468,17 @@ enum LUTFilterElement {
         guard let filter, let frame, let data = ftgst_video_frame_plane(frame, 0) else { return GST_FLOW_ERROR }
         let element = UnsafeMutableRawPointer(filter)
         let state = state(of: element)
-        guard let layout = state.layout else { return GST_FLOW_NOT_NEGOTIATED }
+        guard let format = state.format else { return GST_FLOW_NOT_NEGOTIATED }
+        let (width, height) = (Int(frame.pointee.info.width), Int(frame.pointee.info.height))
+        let stride = Int(ftgst_video_frame_stride(frame, 0))
         do {
-            let kernel = try state.currentKernel()
-            kernel.apply(to: data, width: Int(frame.pointee.info.width), height: Int(frame.pointee.info.height),
-                         stride: Int(ftgst_video_frame_stride(frame, 0)), layout: layout)
+            switch format {
+            case .packed8(let layout):
+                try state.currentKernel().apply(to: data, width: width, height: height, stride: stride, layout: layout)
+            case .packed16(let layout):
+                try state.currentKernel16().apply(
+                    to: UnsafeMutableRawPointer(data), width: width, height: height, stride: stride, layout: layout)
+            }
             return GST_FLOW_OK
         } catch {
             postError(element, (error as? FilmtoneError) ?? FilmtoneError(.lutInvalid, "\(error)"))

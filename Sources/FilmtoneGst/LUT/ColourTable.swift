@@ -48,7 +48,7 @@ final class ColourTable: @unchecked Sendable {
         // Advice only: failure (no THP support) leaves ordinary pages.
         _ = madvise(raw, Self.byteCount, Int32(MADV_HUGEPAGE))
         entries = raw.bindMemory(to: UInt32.self, capacity: Self.entryCount)
-        let builder = ColourTableBuilder(look: look)
+        let builder = ColourTableBuilder(look: look, levels: 256)
         #if DEBUG
             lazyFill = LazyFill(builder)
         #else
@@ -105,11 +105,13 @@ final class ColourTable: @unchecked Sendable {
 
 // MARK: - Building
 
-/// The look as a `Float` SIMD evaluator of 8-bit inputs, laid out for filling a `ColourTable`.
+/// The look as a `Float` SIMD evaluator of integer codes (`levels` per channel: 256 for 8-bit inputs, 65 536 for
+/// 16-bit ones), laid out for filling a `ColourTable` (8-bit) or for evaluating pixels one by one (`LUTKernel16`).
 ///
 /// The first 3D table the pixels meet (the input LUT's, else the creative LUT's) is sampled at inputs that are a
-/// per-channel function of the 8-bit codes (the 1D tables before it are per channel), so its grid cells are
-/// computed once per channel and code, in `Double` with the reference's own `GridCell`: 768 cells instead of 50 M.
+/// per-channel function of the codes (the 1D tables before it are per channel), so its grid cells are computed
+/// once per channel and code, in `Double` with the reference's own `GridCell`: 768 cells instead of 50 M for 8-bit
+/// inputs, 196 608 (2.3 MiB) instead of one per pixel for 16-bit ones.
 /// Those cells are then exactly the reference's (nearest-node choice and fractions), and only the blends run in
 /// `Float`. When the input LUT has a 3D table and there is a creative LUT, the creative LUT's cells depend on the
 /// input LUT's (interpolated) result and are computed per entry, in `Float`.
@@ -140,27 +142,31 @@ struct ColourTableBuilder: @unchecked Sendable {
     let intensity: Float
     /// The first 3D table (or the composite nodes, see above).
     let grid: NodeGrid
-    /// `cells[c·256 + code]`.
+    /// Codes per channel: inputs are `code / (levels - 1)`.
+    let levels: Int
+    /// `cells[c·levels + code]`.
     let cells: UnsafeMutablePointer<Cell>
-    /// `separable[c·256 + code]`: the input LUT's 1D result (or the input itself), for `.blendOverSeparable`.
+    /// `separable[c·levels + code]`: the input LUT's 1D result (or the input itself), for `.blendOverSeparable`.
     let separable: UnsafeMutablePointer<Float>
     /// The creative LUT for `.creativeAfter`.
     let creative1D: FloatTable1D?
     let creative3D: FloatTable3D?
 
-    init(look: Look) {
+    init(look: Look, levels: Int) {
+        precondition(levels >= 2, "at least two codes per channel")
+        self.levels = levels
         let creativeLUT = look.intensity > 0 ? look.creativeLUT : nil
         interpolation = look.interpolation
         intensity = Float(look.intensity)
         let input1D = look.inputLUT?.table1D
         let firstTable: CubeLUT.Table3D
         // The per-channel values the first 3D table is sampled at, in Double.
-        var firstInputs = [Double](repeating: 0, count: 768)
-        var separableValues = [Double](repeating: 0, count: 768)
-        for code in 0..<256 {
-            let value = SIMD3<Double>(repeating: Double(code) / 255)
+        var firstInputs = [Double](repeating: 0, count: 3 * levels)
+        var separableValues = [Double](repeating: 0, count: 3 * levels)
+        for code in 0..<levels {
+            let value = SIMD3<Double>(repeating: Double(code) / Double(levels - 1))
             let shaped = input1D?.apply(value) ?? value
-            for channel in 0..<3 { separableValues[channel * 256 + code] = shaped[channel] }
+            for channel in 0..<3 { separableValues[channel * levels + code] = shaped[channel] }
         }
         if let inputTable = look.inputLUT?.table3D {
             firstTable = inputTable
@@ -172,26 +178,27 @@ struct ColourTableBuilder: @unchecked Sendable {
             }
             firstTable = creativeTable
             mode = .blendOverSeparable
-            for code in 0..<256 {
-                let x = SIMD3(separableValues[code], separableValues[256 + code], separableValues[512 + code])
+            for code in 0..<levels {
+                let x = SIMD3(
+                    separableValues[code], separableValues[levels + code], separableValues[2 * levels + code])
                 let shaped = creativeLUT.table1D?.apply(x) ?? x
-                for channel in 0..<3 { firstInputs[channel * 256 + code] = shaped[channel] }
+                for channel in 0..<3 { firstInputs[channel * levels + code] = shaped[channel] }
             }
         }
 
         let size = firstTable.size
         let strides = SIMD3(1, size, size * size)
-        cells = .allocate(capacity: 768)
-        separable = .allocate(capacity: 768)
+        cells = .allocate(capacity: 3 * levels)
+        separable = .allocate(capacity: 3 * levels)
         for channel in 0..<3 {
-            for code in 0..<256 {
+            for code in 0..<levels {
                 let cell = GridCell(
-                    firstInputs[channel * 256 + code], min: firstTable.domainMin[channel],
+                    firstInputs[channel * levels + code], min: firstTable.domainMin[channel],
                     max: firstTable.domainMax[channel], size: size)
-                cells[channel * 256 + code] = Cell(
+                cells[channel * levels + code] = Cell(
                     origin: Int32(cell.index * strides[channel]), nearest: Int32(cell.nearest * strides[channel]),
                     fraction: Float(cell.fraction))
-                separable[channel * 256 + code] = finiteFloat(separableValues[channel * 256 + code])
+                separable[channel * levels + code] = finiteFloat(separableValues[channel * levels + code])
             }
         }
 
@@ -242,6 +249,7 @@ struct ColourTableBuilder: @unchecked Sendable {
     /// Fills the given rows of entries (all 2²⁴ of them: every green for every blue), one blue plane (256 KiB,
     /// written in order) per work item, spread over the cores.
     func fill(_ entries: UnsafeMutablePointer<UInt32>, rows: [(blue: Int, greens: [Int])]) {
+        precondition(levels == 256, "a ColourTable is indexed by 8-bit codes")
         let shared = SendablePointer(entries)
         DispatchQueue.concurrentPerform(iterations: rows.count) { plane in
             let (blue, greens) = rows[plane]
@@ -264,9 +272,9 @@ struct ColourTableBuilder: @unchecked Sendable {
             values.deallocate()
             row.deallocate()
         }
-        let b = cells[512 + blue]
+        let b = cells[2 * levels + blue]
         for green in greens {
-            let g = cells[256 + green]
+            let g = cells[levels + green]
             S.prepare(grid, green: g, blue: b, row)
             for red in 0..<256 {
                 let value = S.sample(grid, row, red: cells[red], green: g, blue: b)
@@ -274,6 +282,17 @@ struct ColourTableBuilder: @unchecked Sendable {
             }
             Self.packRow(values, into: entries + (blue << 16 | green << 8))
         }
+    }
+
+    /// The first table at one input given as codes (0..<levels per channel): its cells from `cells` (exactly the
+    /// reference's), blended with `S`. `finish` does the rest; together they are what `LUTKernel16` runs per pixel,
+    /// the same arithmetic as a `ColourTable` entry without the row rearrangement.
+    @inline(__always)
+    func firstStage<S: CellSampler>(_ red: Int, _ green: Int, _ blue: Int, _: S.Type) -> SIMD4<Float> {
+        let (r, g, b) = (cells[red], cells[levels &+ green], cells[2 &* levels &+ blue])
+        return S.sample(
+            grid, origin: Int(r.origin &+ g.origin &+ b.origin), nearest: Int(r.nearest &+ g.nearest &+ b.nearest),
+            SIMD3(r.fraction, g.fraction, b.fraction))
     }
 
     /// The rest of the look after the first table: the output in lanes 0-2 (0…1, unclamped), 0 in lane 3.
@@ -285,7 +304,7 @@ struct ColourTableBuilder: @unchecked Sendable {
         case .direct:
             return value
         case .blendOverSeparable:
-            let x = SIMD4(separable[red], separable[256 + green], separable[512 + blue], 0)
+            let x = SIMD4(separable[red], separable[levels &+ green], separable[2 &* levels &+ blue], 0)
             return x * (1 - intensity) + value * intensity
         case .creativeAfter:
             var creative = value
@@ -486,7 +505,7 @@ enum Tetrahedral: RowSampler {
         let middle = max(min(fr, fg), min(max(fr, fg), fb))
         let n = grid.nodes + o
         return n[0] * (1 - high) + n[Int(corner.x)] * (high - middle) + n[Int(corner.y)] * (middle - low)
-            + n[1 + grid.greenStride + grid.blueStride] * low
+            + n[1 &+ grid.greenStride &+ grid.blueStride] * low
     }
 
     static func rowCapacity(size: Int) -> Int { (size - 1) * 6 }

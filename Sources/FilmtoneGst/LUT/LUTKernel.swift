@@ -143,7 +143,7 @@ public final class LUTKernel: @unchecked Sendable {
     /// Runs `body` over bands of rows covering 0..<height: one band on the calling thread for small frames, else
     /// four bands per core (more than one per core so a core that is busy elsewhere does not hold up the frame;
     /// few enough that a band is tens of thousands of pixels and dispatch costs stay negligible).
-    private static func forEachBand(height: Int, pixels: Int, _ body: (Range<Int>) -> Void) {
+    static func forEachBand(height: Int, pixels: Int, _ body: (Range<Int>) -> Void) {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         guard pixels >= parallelPixelThreshold, cores > 1, height > 1 else {
             body(0..<height)

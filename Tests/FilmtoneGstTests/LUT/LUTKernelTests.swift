@@ -362,7 +362,7 @@ extension LUTKernel {
 }
 
 /// A seeded generator (SplitMix64, as in CubeParserTests), so failures reproduce.
-private struct PixelRandom: RandomNumberGenerator {
+struct PixelRandom: RandomNumberGenerator {
     var state: UInt64
 
     init(seed: UInt64) { state = seed }

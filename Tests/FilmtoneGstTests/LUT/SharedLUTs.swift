@@ -132,3 +132,21 @@ func maxByteDifference(_ a: [UInt8], _ b: [UInt8], file: StaticString = #filePat
     XCTAssertEqual(a.count, b.count, "compared arrays differ in length", file: file, line: line)
     return zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
 }
+
+extension Look {
+    /// The reference result for one 16-bit input: `apply` in Double on `code / 65535`, rounded to nearest 16-bit
+    /// code (`LUTKernel16.code`). What every 16-bit test compares against.
+    func reference16(_ input: SIMD3<UInt16>) -> SIMD3<UInt16> {
+        let output = apply(SIMD3(Double(input.x), Double(input.y), Double(input.z)) / 65535)
+        return SIMD3(LUTKernel16.code(output.x), LUTKernel16.code(output.y), LUTKernel16.code(output.z))
+    }
+}
+
+/// The largest per-channel difference between two 16-bit colours.
+func difference16(_ a: SIMD3<UInt16>, _ b: SIMD3<UInt16>) -> Int {
+    (0..<3).map { abs(Int(a[$0]) - Int(b[$0])) }.max()!
+}
+
+/// A 10-bit code as 16 bits, the way GStreamer's converters widen it: the code in the top bits, its top bits
+/// repeated below (0 → 0, 1023 → 65535).
+func widened10(_ code: Int) -> UInt16 { UInt16(code << 6 | code >> 4) }
