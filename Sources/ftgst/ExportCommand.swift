@@ -15,13 +15,14 @@ enum ExportCommand {
           --max-width N          --max-height N         bounds of the upright output; never upscaled
           --start-ms N           keep from N ms of the source   --end-ms N   up to N ms (not included)
           --audio MODE           auto|copy|aac|none [auto: copy AAC, else re-encode to AAC]
+          --depth 8|10|auto      bits between decoding and encoding [auto: the source's, capped by the preset]
           --overwrite            replace OUT if it exists (else WRITE_FAILED)
           --progress MODE        auto|bar|jsonl|none [auto: a bar on a terminal's stderr, else none]
           --workspace DIR        one export at a time per workspace [$XDG_RUNTIME_DIR/ftgst]
           --timeout-ms N         stop with [CANCELLED] timeout after N ms
           --header 'Name: value' (repeatable)
           --request FILE.json    preview's request fields plus preset, audio, overwrite, workspace, maxWidth,
-                                 maxHeight, startMs, endMs, timeoutMs; options on the command line override it
+                                 maxHeight, startMs, endMs, depth, timeoutMs; options on the command line override it
           --dry-run              print the gst-launch-1.0 command (for bash) that does this export, and exit
         prints {"event":"result","path":…,"preset":…,"width":…,"height":…,"durationMs":…,"frames":…,
         "sizeBytes":…,"sidecar":…,"benchmark":…,"elapsedMs":…}; with --progress jsonl, progress events first.
@@ -37,7 +38,7 @@ enum ExportCommand {
         let arguments = try Arguments(
             normalized,
             options: ["output", "preset", "input-lut", "creative-lut", "intensity", "interpolation", "max-width",
-                      "max-height", "start-ms", "end-ms", "audio", "progress", "workspace", "timeout-ms", "header", "request"],
+                      "max-height", "start-ms", "end-ms", "audio", "depth", "progress", "workspace", "timeout-ms", "header", "request"],
             flags: ["help", "overwrite", "dry-run"])
         if arguments.has("help") {
             print(help)
@@ -69,6 +70,10 @@ enum ExportCommand {
         if let value = arguments.string("audio") {
             guard let mode = AudioMode(rawValue: value) else { throw usage("--audio must be auto, copy, aac or none") }
             options.audio = mode
+        }
+        if let value = arguments.string("depth") {
+            guard let depth = ExportDepth(rawValue: value) else { throw usage("--depth must be 8, 10 or auto") }
+            options.depth = depth
         }
         if arguments.has("overwrite") { options.overwrite = true }
         if let value = arguments.string("workspace") { options.workspace = value }

@@ -236,7 +236,12 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(video["codec_name"], "prores")
         XCTAssertEqual(video["profile"], "HQ")
         XCTAssertEqual(video["pix_fmt"], "yuv422p10le")
-        XCTAssertEqual(try jsonObject(prores + ".ftgst.json")["audio"] as? String, "none", "the source has no audio")
+        let sidecar = try jsonObject(prores + ".ftgst.json")
+        XCTAssertEqual(sidecar["audio"] as? String, "none", "the source has no audio")
+        XCTAssertEqual(sidecar["depth"] as? Int, 10, "a 10-bit source into a 10-bit preset stays 10-bit")
+        let output = try XCTUnwrap((sidecar["output"] as? [String: Any])?["video"] as? [String: Any])
+        XCTAssertEqual(output["bitDepth"] as? Int, 10, "ProRes 422 is 10-bit by definition")
+        XCTAssertEqual(output["chromaFormat"] as? String, "4:2:2")
     }
 
     func testHEVCAndLosslessFFV1Presets() throws {

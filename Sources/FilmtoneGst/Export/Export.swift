@@ -368,7 +368,8 @@ struct ExportRun {
         return try ExportPlan.make(preset: preset, ExportPlan.Inputs(
             source: request.source, headers: request.headers, isJPEG: report.isImage && video.codec == "jpeg",
             displayWidth: video.displayWidth, displayHeight: video.displayHeight,
-            maxWidth: request.options.maxWidth, maxHeight: request.options.maxHeight, look: request.look, trim: trim,
+            maxWidth: request.options.maxWidth, maxHeight: request.options.maxHeight, look: request.look, depth: request.options.depth,
+            sourceDepth: video.bitDepth, trim: trim,
             audio: request.options.audio, sourceAudioCodec: report.audio?.codec, output: output))
     }
 

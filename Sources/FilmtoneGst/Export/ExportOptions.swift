@@ -20,6 +20,8 @@ public struct ExportOptions: Sendable {
     public var startMilliseconds: Int64? = nil
     public var endMilliseconds: Int64? = nil
     public var audio: AudioMode = .auto
+    /// Bits per channel between decoding and encoding (`auto`: the source's, capped by the preset).
+    public var depth: ExportDepth = .auto
     /// Replace an existing output (else `WRITE_FAILED`).
     public var overwrite: Bool = false
     /// The workspace (lock, cancel requests, records); nil: `$XDG_RUNTIME_DIR/ftgst` or the cache folder.
@@ -34,7 +36,7 @@ public struct ExportOptions: Sendable {
     }
 
     static let exportKeys: Set<String> = [
-        "preset", "audio", "overwrite", "workspace", "maxWidth", "maxHeight", "timeoutMs", "startMs", "endMs",
+        "preset", "audio", "overwrite", "workspace", "maxWidth", "maxHeight", "timeoutMs", "startMs", "endMs", "depth",
     ]
 
     /// Reads a JSON request. Unknown keys and wrong types are `INVALID_ARGUMENT`.
@@ -74,6 +76,11 @@ public struct ExportOptions: Sendable {
             }
             options.audio = mode
         }
+        if let value = object["depth"] {
+            let text = (value as? String) ?? (value as? NSNumber).map { "\($0)" }
+            guard let text, let depth = ExportDepth(rawValue: text) else { throw invalid("'depth' must be auto, 8 or 10") }
+            options.depth = depth
+        }
         if let value = object["overwrite"] {
             guard let flag = value as? Bool else { throw invalid("'overwrite' must be true or false") }
             options.overwrite = flag
@@ -102,7 +109,7 @@ public struct ExportOptions: Sendable {
             ("maxWidth", .int(Int64(maxWidth))), ("maxHeight", .int(Int64(maxHeight))),
             ("startMs", startMilliseconds.map { .int($0) } ?? .null),
             ("endMs", endMilliseconds.map { .int($0) } ?? .null),
-            ("audio", .string(audio.rawValue)), ("overwrite", .bool(overwrite)),
+            ("audio", .string(audio.rawValue)), ("depth", .string(depth.rawValue)), ("overwrite", .bool(overwrite)),
             ("timeoutMs", timeoutMilliseconds.map { .int($0) } ?? .null),
         ])
     }

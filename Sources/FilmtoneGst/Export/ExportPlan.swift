@@ -12,6 +12,14 @@ public enum AudioMode: String, Sendable, CaseIterable {
     case none
 }
 
+/// The precision an export works at, between decoding and encoding (`--depth`).
+public enum ExportDepth: String, Sendable, CaseIterable {
+    /// The source's depth, capped by what the preset carries.
+    case auto
+    case eight = "8"
+    case ten = "10"
+}
+
 /// The pure part of an export: the preset's template filled in for one source, as gst-launch words. The same
 /// words are parsed in process (`gst_parse_launchv`) and printed by `--dry-run`, so the two cannot drift.
 struct ExportPlan: Equatable {
@@ -21,6 +29,8 @@ struct ExportPlan: Equatable {
     var height: Int
     /// The audio mode actually used (`auto` resolved).
     var audio: AudioMode
+    /// Bits per channel between decoding and encoding: 8 or 10.
+    var depth: Int
 
     struct Inputs {
         var source: MediaSource
@@ -33,6 +43,9 @@ struct ExportPlan: Equatable {
         var maxWidth: Int
         var maxHeight: Int
         var look: LookSettings?
+        /// `--depth`, and the source's bit depth from the probe (nil: unknown, taken as 8).
+        var depth: ExportDepth = .auto
+        var sourceDepth: Int? = nil
         /// The kept range in stream time (ms): nil start = from the beginning, nil end = to the end.
         var trim: (start: Int64?, end: Int64?) = (nil, nil)
         var audio: AudioMode
@@ -46,6 +59,7 @@ struct ExportPlan: Equatable {
         let size = outputSize(displayWidth: inputs.displayWidth, displayHeight: inputs.displayHeight,
                               maxWidth: inputs.maxWidth, maxHeight: inputs.maxHeight, even: preset.evenSize)
         let audio = try resolveAudio(inputs.audio, sourceCodec: inputs.sourceAudioCodec, preset: preset)
+        let depth = try resolveDepth(inputs.depth, sourceDepth: inputs.sourceDepth, preset: preset)
         var words: [String] = []
         for word in preset.template {
             switch word {
@@ -53,14 +67,16 @@ struct ExportPlan: Equatable {
             case "{size}":
                 words += ["capsfilter", "name=size",
                           "caps=video/x-raw,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1"]
-            case "{look}": words += inputs.look.map(lookWords) ?? []
+            case "{look}": words += workingFormat(look: inputs.look != nil, depth: depth, sourceDepth: inputs.sourceDepth)
+                + (inputs.look.map(lookWords) ?? [])
             case "{trim}": words += trimWords(inputs.trim, name: "trim")
             case "{audio}": words += audioWords(audio, trim: trimWords(inputs.trim, name: "audiotrim"))
             case "{output}": words += ["filesink", "location=\(inputs.output)"]
             default: words.append(word)
             }
         }
-        return ExportPlan(words: collapseLinks(words), width: size.width, height: size.height, audio: audio)
+        return ExportPlan(words: collapseLinks(words), width: size.width, height: size.height, audio: audio,
+                          depth: depth)
     }
 
     /// The display size fitted into the bounds, aspect kept, never upscaled; even when the codec needs it
@@ -75,6 +91,34 @@ struct ExportPlan: Equatable {
             size.height = max(2, size.height & ~1)
         }
         return size
+    }
+
+    /// 8 or 10. `auto`: 10 when the source has more than 8 bits and the preset carries them, else 8. An
+    /// explicit 10 on an 8-bit preset is refused (`INVALID_ARGUMENT`): the preset could not keep it.
+    static func resolveDepth(_ requested: ExportDepth, sourceDepth: Int?, preset: ExportPreset) throws -> Int {
+        switch requested {
+        case .eight: return 8
+        case .ten:
+            guard preset.depth >= 10 else {
+                throw FilmtoneError(.invalidArgument, "preset \(preset.name) carries \(preset.depth) bits; "
+                                        + "--depth 10 needs a 10-bit preset (prores-mov, hevc10-mp4)")
+            }
+            return 10
+        case .auto:
+            // A source whose depth the probe cannot read (FFV1 keeps it in its codec record) is given the
+            // preset's: a 10-bit preset then keeps whatever the source has.
+            return (sourceDepth ?? preset.depth) > 8 && preset.depth >= 10 ? 10 : 8
+        }
+    }
+
+    /// The format the look works in, pinned in front of it: packed 8-bit RGB, or RGBA64 at 10 bits (ftlut's
+    /// 16-bit path; without the pin videoconvert would pick 16 bits for a 10-bit source even at `--depth 8`).
+    /// Without a look, `--depth 8` on a deeper source (or one of unknown depth) still passes the picture through 8 bits (Y444: no
+    /// chroma lost), so the output shows what 8 bits would have kept.
+    static func workingFormat(look: Bool, depth: Int, sourceDepth: Int?) -> [String] {
+        if look { return [depth > 8 ? "video/x-raw,format=RGBA64_LE" : "video/x-raw,format=BGRx", "!"] }
+        if depth == 8 && (sourceDepth ?? 16) > 8 { return ["video/x-raw,format=Y444"] }
+        return []
     }
 
     static func resolveAudio(_ mode: AudioMode, sourceCodec: String?, preset: ExportPreset) throws -> AudioMode {

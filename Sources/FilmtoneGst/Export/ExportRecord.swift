@@ -83,7 +83,7 @@ final class ExportRecorder {
             ("command", .string(ExportPlan.shellCommand(words: words, pluginDirectory:
                 ExportRun.needsPlugin(words) ? ExportRun.pluginDirectory(ProcessInfo.processInfo.environment) : nil))),
             ("width", .int(Int64(plan.width))), ("height", .int(Int64(plan.height))),
-            ("audio", .string(plan.audio.rawValue)),
+            ("audio", .string(plan.audio.rawValue)), ("depth", .int(Int64(plan.depth))),
             ("luts", .array(luts)),
             ("source", source?.json ?? .null),
             ("output", output?.json ?? .null),

@@ -88,8 +88,8 @@ enum ProbeRules {
             frameRate: isImage ? nil : rate?.description,
             frameCount: frameCount(isImage: isImage, reportedFrames: stream.frames,
                                    durationNanoseconds: stream.durationNanoseconds, frameRate: rate),
-            bitDepth: caps.int("bit-depth-luma") ?? header?.bitDepth,
-            chromaFormat: chromaFormat(caps) ?? header?.chromaFormat,
+            bitDepth: caps.int("bit-depth-luma") ?? header?.bitDepth ?? codecSampling(caps)?.bitDepth,
+            chromaFormat: chromaFormat(caps) ?? header?.chromaFormat ?? codecSampling(caps)?.chromaFormat,
             colorimetry: colorimetry,
             hdr: hdr(transfer: colorimetry?.transfer))
     }
@@ -217,6 +217,13 @@ enum ProbeRules {
         case 3, 7, 11, 15: return "lossless"
         default: return nil
         }
+    }
+
+    /// What a codec fixes by definition, for streams whose caps carry no depth: ProRes 422 (proxy, lt,
+    /// standard, hq) is 10-bit 4:2:2, ProRes 4444 (and XQ) 12-bit 4:4:4.
+    static func codecSampling(_ caps: CapsStructure) -> (bitDepth: Int, chromaFormat: String)? {
+        guard caps.name == "video/x-prores" else { return nil }
+        return (caps.string("variant") ?? "").hasPrefix("4444") ? (12, "4:4:4") : (10, "4:2:2")
     }
 
     /// h264parse/h265parse's `chroma-format` as is; jpegparse's `sampling` (`YCbCr-4:2:0`, `GRAYSCALE`, `RGB`)
