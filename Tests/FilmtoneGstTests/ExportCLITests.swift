@@ -212,6 +212,32 @@ final class ExportCLITests: XCTestCase {
                                  ["--start-ms", "2000", "--end-ms", "1000"]), code: "INVALID_ARGUMENT", status: 64)
     }
 
+    func testMezzanineStageBuildsTheSourcesMezzanineBeforeRendering() throws {
+        let cache = work.appendingPathComponent("cache")
+        let source = try TestEnvironment.fixture("clip.mp4")
+        let output = work.appendingPathComponent("with-mezzanine.mp4").path
+        let result = try Run.ftgst(["export", source, "-o", output, "--workspace", workspace.path, "--mezzanine",
+                                    "--progress", "jsonl"], environment: ["XDG_CACHE_HOME": cache.path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let events = try result.stdout.split(separator: "\n").map {
+            try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        var stages: [String] = []
+        for stage in events.compactMap({ $0["stage"] as? String }) where stages.last != stage { stages.append(stage) }
+        XCTAssertEqual(stages, ["probing", "mezzanine", "rendering", "finalizing"])
+        let fractions = events.compactMap { $0["progress"] as? Double }
+        XCTAssertEqual(fractions, fractions.sorted())
+        XCTAssertEqual(events.last { $0["stage"] as? String == "mezzanine" }?["currentFrame"] as? Int, 90)
+
+        let sidecar = try jsonObject(output + ".ftgst.json")
+        let mezzanine = try XCTUnwrap(sidecar["mezzanine"] as? [String: Any])
+        XCTAssertTrue(FileManager.default.fileExists(atPath: mezzanine["path"] as? String ?? ""))
+        let status = try Run.ftgst(["mezzanine", source, "--status"], environment: ["XDG_CACHE_HOME": cache.path])
+        XCTAssertTrue(status.stdout.contains("\"ready\""), "previews of the source now find it: \(status.stdout)")
+        let stages2 = try XCTUnwrap(try jsonObject(output + ".ftgst-bench.json")["stages"] as? [String: Any])
+        XCTAssertEqual(Set(stages2.keys), ["probing", "mezzanine", "rendering", "finalizing"])
+    }
+
     func testOddSizedSourceIsRoundedToEvenForFourTwoZero() throws {
         let output = work.appendingPathComponent("odd.mp4").path
         let result = try export(try TestEnvironment.fixture("odd.mp4"), output)

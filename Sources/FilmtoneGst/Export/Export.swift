@@ -4,6 +4,8 @@ import Glibc
 /// The stages an export reports.
 public enum ExportStage: String, Sendable {
     case probing
+    /// Only with `mezzanine`: the source's intra-frame copy for fast previews, built (or found) first.
+    case mezzanine
     /// Decode, look and encode.
     case rendering
     /// The file moved into place, the output probed, the sidecar and record written.
@@ -113,13 +115,19 @@ public func exportCommandLine(_ options: ExportOptions,
 // MARK: - Driver
 
 /// Counts the frames leaving the scaler, from the streaming thread.
-private final class FrameCounter: @unchecked Sendable {
+final class FrameCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var frames: Int64 = 0
 
     func add() {
         lock.lock()
         frames += 1
+        lock.unlock()
+    }
+
+    func set(_ value: Int) {
+        lock.lock()
+        frames = Int64(value)
         lock.unlock()
     }
 
@@ -135,8 +143,10 @@ struct ExportRun {
     let emit: (ExportProgress) -> Void
     let isTaskCancelled: () -> Bool
 
-    /// Progress given to each stage: probing up to 2 %, rendering up to 97 %, finalizing the rest.
+    /// Progress given to each stage: probing up to 2 %, rendering up to 97 %, finalizing the rest; with a
+    /// mezzanine, it takes 2–30 % and rendering starts there.
     static let probingEnd = 0.02
+    static let mezzanineEnd = 0.30
     static let renderingEnd = 0.97
 
     func run() throws -> ExportResult {
@@ -178,13 +188,23 @@ struct ExportRun {
             report(ExportProgress(stage: .probing, progress: ExportRun.probingEnd, currentFrame: 0, totalFrames: total,
                                   framesPerSecond: 0))
 
+            // Mezzanine (asked for): the source's intra-frame copy, so previews of it scrub fast afterwards.
+            var renderingStart = ExportRun.probingEnd
+            if request.options.mezzanine {
+                guard !source.isImage else { throw FilmtoneError(.invalidArgument, "a photo has no mezzanine") }
+                record.mezzanine = try buildMezzanine(total: total, cancelReason: cancelReason, report: report)
+                record.lap(.mezzanine)
+                renderingStart = ExportRun.mezzanineEnd
+            }
+
             // Rendering
             let staging = try ExportRun.stagingFile(for: request)
             temporary = staging
             let plan = try ExportRun.plan(request, report: source, preset: preset, output: staging.path)
             record.plan = try ExportRun.plan(request, report: source, preset: preset, output: request.output.path)
             let frames = try render(plan, totalFrames: total, sourceDuration: source.durationMilliseconds,
-                                    cancelReason: cancelReason, report: report, record: record)
+                                    startingAt: renderingStart, cancelReason: cancelReason, report: report,
+                                    record: record)
             record.frames = frames
             record.lap(.rendering)
 
@@ -225,7 +245,7 @@ struct ExportRun {
     }
 
     /// Plays the pipeline to its end, reporting progress every ~150 ms. Returns the frames rendered.
-    private func render(_ plan: ExportPlan, totalFrames: Int64?, sourceDuration: Int64?,
+    private func render(_ plan: ExportPlan, totalFrames: Int64?, sourceDuration: Int64?, startingAt: Double,
                         cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void,
                         record: ExportRecorder) throws -> Int64
     {
@@ -291,10 +311,43 @@ struct ExportRun {
             let remaining = fraction.flatMap { f -> Int64? in
                 f > 0.01 ? Int64(seconds * (1 - f) / f * 1000) : nil
             }
-            let overall = ExportRun.probingEnd + (ExportRun.renderingEnd - ExportRun.probingEnd) * (fraction ?? 0)
+            let overall = startingAt + (ExportRun.renderingEnd - startingAt) * (fraction ?? 0)
             report(ExportProgress(stage: .rendering, progress: overall, currentFrame: frames, totalFrames: totalFrames,
                                   framesPerSecond: fps, remainingMilliseconds: remaining))
         }
+    }
+
+    /// Builds (or finds) the source's mezzanine in the default mezzanine cache, reporting its frames as the
+    /// `mezzanine` stage; cancellation and the deadline apply as in rendering.
+    private func buildMezzanine(total: Int64?, cancelReason: @escaping () -> CancelReason?,
+                                report: @escaping (ExportProgress) -> Void) throws -> MezzanineResult
+    {
+        var options = MezzanineOptions(source: request.options.source)
+        options.headers = request.options.headers
+        let mezzanine = try MezzanineRequest(options)
+        let counter = FrameCounter()
+        let started = ContinuousClock.now
+        var lastTick = started
+        report(ExportProgress(stage: .mezzanine, progress: ExportRun.probingEnd, currentFrame: 0, totalFrames: total,
+                              framesPerSecond: 0))
+        let result = try Mezzanines.run(mezzanine, isCancelled: {
+            let now = ContinuousClock.now
+            if now - lastTick >= .milliseconds(150) {
+                lastTick = now
+                let frames = counter.count
+                let fraction = total.map { $0 > 0 ? min(1, Double(frames) / Double($0)) : 0 } ?? 0
+                let seconds = ExportRun.seconds(now - started)
+                report(ExportProgress(
+                    stage: .mezzanine,
+                    progress: ExportRun.probingEnd + (ExportRun.mezzanineEnd - ExportRun.probingEnd) * fraction,
+                    currentFrame: frames, totalFrames: total, framesPerSecond: seconds > 0 ? Double(frames) / seconds : 0))
+            }
+            return cancelReason() != nil
+        }, onFrame: { counter.set($0) })
+        try ExportRun.throwIfCancelled(cancelReason())
+        report(ExportProgress(stage: .mezzanine, progress: ExportRun.mezzanineEnd, currentFrame: Int64(result.frames),
+                              totalFrames: total, framesPerSecond: 0))
+        return result
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -22,6 +22,8 @@ public struct ExportOptions: Sendable {
     public var audio: AudioMode = .auto
     /// Bits per channel between decoding and encoding (`auto`: the source's, capped by the preset).
     public var depth: ExportDepth = .auto
+    /// Also build (or find) the source's mezzanine first (`ftgst mezzanine`), reported as the `mezzanine` stage.
+    public var mezzanine: Bool = false
     /// Replace an existing output (else `WRITE_FAILED`).
     public var overwrite: Bool = false
     /// The workspace (lock, cancel requests, records); nil: `$XDG_RUNTIME_DIR/ftgst` or the cache folder.
@@ -36,7 +38,7 @@ public struct ExportOptions: Sendable {
     }
 
     static let exportKeys: Set<String> = [
-        "preset", "audio", "overwrite", "workspace", "maxWidth", "maxHeight", "timeoutMs", "startMs", "endMs", "depth",
+        "preset", "audio", "overwrite", "workspace", "maxWidth", "maxHeight", "timeoutMs", "startMs", "endMs", "depth", "buildMezzanine",
     ]
 
     /// Reads a JSON request. Unknown keys and wrong types are `INVALID_ARGUMENT`.
@@ -81,6 +83,10 @@ public struct ExportOptions: Sendable {
             guard let text, let depth = ExportDepth(rawValue: text) else { throw invalid("'depth' must be auto, 8 or 10") }
             options.depth = depth
         }
+        if let value = object["buildMezzanine"] {
+            guard let flag = value as? Bool else { throw invalid("'buildMezzanine' must be true or false") }
+            options.mezzanine = flag
+        }
         if let value = object["overwrite"] {
             guard let flag = value as? Bool else { throw invalid("'overwrite' must be true or false") }
             options.overwrite = flag
@@ -110,6 +116,7 @@ public struct ExportOptions: Sendable {
             ("startMs", startMilliseconds.map { .int($0) } ?? .null),
             ("endMs", endMilliseconds.map { .int($0) } ?? .null),
             ("audio", .string(audio.rawValue)), ("depth", .string(depth.rawValue)), ("overwrite", .bool(overwrite)),
+            ("buildMezzanine", .bool(mezzanine)),
             ("timeoutMs", timeoutMilliseconds.map { .int($0) } ?? .null),
         ])
     }

@@ -20,6 +20,7 @@ final class ExportRecorder {
     var output: ProbeReport? = nil
     var preset: ExportPreset? = nil
     var plan: ExportPlan? = nil
+    var mezzanine: MezzanineResult? = nil
     var frames: Int64 = 0
 
     private let startedAt = Date()
@@ -46,7 +47,8 @@ final class ExportRecorder {
 
     /// After a failure: the stage that was running gets its time too.
     func lapOpenStage() {
-        let order: [ExportStage] = [.probing, .rendering, .finalizing]
+        var order: [ExportStage] = [.probing, .rendering, .finalizing]
+        if request.options.mezzanine { order.insert(.mezzanine, at: 1) }
         guard stages.count < order.count else { return }
         lap(order[stages.count])
     }
@@ -85,6 +87,7 @@ final class ExportRecorder {
             ("width", .int(Int64(plan.width))), ("height", .int(Int64(plan.height))),
             ("audio", .string(plan.audio.rawValue)), ("depth", .int(Int64(plan.depth))),
             ("luts", .array(luts)),
+            ("mezzanine", mezzanine?.json ?? .null),
             ("source", source?.json ?? .null),
             ("output", output?.json ?? .null),
         ])

@@ -21,6 +21,8 @@ struct MezzanineBuilder {
     var timeoutMilliseconds: Int64
     var localStallMilliseconds: Int64 = 5000
     let isCancelled: () -> Bool
+    /// Called on the streaming thread with the number of frames encoded so far (an export's progress).
+    var onFrame: (@Sendable (Int) -> Void)? = nil
 
     func build() throws -> BuiltMezzanine {
         let deadline = Deadline(after: timeoutMilliseconds)
@@ -50,11 +52,13 @@ struct MezzanineBuilder {
             }
         }
         // Every coded frame passes the encoder's src pad: count them and keep the end of the last one.
+        let onFrame = self.onFrame
         try pipeline.element(named: "enc").staticPad("src")?.onData { item in
             if case .buffer(let buffer) = item {
-                facts.addFrame(end: buffer.presentationTimestamp.map {
+                let count = facts.addFrame(end: buffer.presentationTimestamp.map {
                     ClockTime(nanoseconds: $0.nanoseconds + (buffer.duration?.nanoseconds ?? 0))
                 })
+                onFrame?(count)
             }
             return .pass
         }
@@ -126,10 +130,13 @@ private final class BuildFacts: @unchecked Sendable {
         }
     }
 
-    func addFrame(end frameEnd: ClockTime?) {
+    /// Returns the frames counted so far.
+    @discardableResult
+    func addFrame(end frameEnd: ClockTime?) -> Int {
         lock.withLock {
             frames += 1
             if let frameEnd, frameEnd > end { end = frameEnd }
+            return frames
         }
     }
 

@@ -116,7 +116,8 @@ public enum Mezzanines {
         }
     }
 
-    static func run(_ request: MezzanineRequest, isCancelled: @escaping () -> Bool) throws -> MezzanineResult {
+    static func run(_ request: MezzanineRequest, isCancelled: @escaping () -> Bool,
+                    onFrame: (@Sendable (Int) -> Void)? = nil) throws -> MezzanineResult {
         let started = ContinuousClock.now
         let identity = try MezzanineStore.identity(of: request.source)
         let key = MezzanineRecipe.key(source: identity, settings: request.settings)
@@ -138,7 +139,7 @@ public enum Mezzanines {
         do {
             let built = try MezzanineBuilder(
                 source: request.source, headers: request.headers, settings: request.settings, temporary: temporary,
-                timeoutMilliseconds: request.timeoutMilliseconds, isCancelled: isCancelled
+                timeoutMilliseconds: request.timeoutMilliseconds, isCancelled: isCancelled, onFrame: onFrame
             ).build()
             if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
             try syncFile(temporary)
