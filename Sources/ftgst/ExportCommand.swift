@@ -9,7 +9,7 @@ enum ExportCommand {
           SOURCE                 a path, file:// URI, or http(s):// URL of a video or photo
           -o, --output OUT       the file to write (under a temporary name, renamed after a clean end)
           --preset NAME          see `ftgst presets` [by OUT's extension: .mp4 h264-mp4, .mov prores-mov,
-                                 .mkv ffv1-mkv, .jpg jpeg, .png png; else h264-mp4 / jpeg]
+                                 .mkv ffv1-mkv, .jpg jpeg, .png png; another extension needs --preset]
           --input-lut FILE       .cube applied first    --creative-lut FILE  .cube with the look
           --intensity X          0..1 [1]               --interpolation M    tetrahedral|trilinear|nearest
           --max-width N          --max-height N         bounds of the upright output; never upscaled
@@ -91,8 +91,9 @@ enum ExportCommand {
         }
         ExportSignals.install()
         let display = ProgressDisplay(mode: mode == .auto ? (isatty(2) != 0 ? .bar : .none) : mode)
+        // The bar's line is ended on success and on failure, so `[CODE] message` starts a line of its own.
+        defer { display.finish() }
         let result = try await runExport(options) { display.show($0) }
-        display.finish()
         print(result.json.serialized)
     }
 }

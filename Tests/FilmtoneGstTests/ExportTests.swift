@@ -33,9 +33,11 @@ final class ExportPlanTests: XCTestCase {
                                                               "jpeg", "png"]), true)
         XCTAssertEqual(presets.first { $0.name == "prores-mov" }?.depth, 10)
         XCTAssertEqual(ExportPresets.choose(for: "a.MOV", isImage: false, among: presets)?.name, "prores-mov")
-        XCTAssertEqual(ExportPresets.choose(for: "a.webm", isImage: false, among: presets)?.name, "h264-mp4")
+        XCTAssertNil(ExportPresets.choose(for: "a.webm", isImage: false, among: presets), "no guessing")
+        XCTAssertNil(ExportPresets.choose(for: "a.png", isImage: false, among: presets), "a video is not a PNG")
         XCTAssertEqual(ExportPresets.choose(for: "a.png", isImage: true, among: presets)?.name, "png")
-        XCTAssertEqual(ExportPresets.choose(for: "a.mp4", isImage: true, among: presets)?.name, "jpeg")
+        XCTAssertEqual(ExportPresets.choose(for: "a.JPG", isImage: true, among: presets)?.name, "jpeg")
+        XCTAssertNil(ExportPresets.choose(for: "a.mp4", isImage: true, among: presets))
     }
 
     func testMalformedPresetsAreRefusedWithFileAndLine() {

@@ -391,7 +391,14 @@ struct ExportRun {
         } else {
             guard let chosen = ExportPresets.choose(for: request.output.path, isImage: report.isImage,
                                                     among: try ExportPresets.all(environment: environment))
-            else { throw FilmtoneError(.invalidArgument, "no preset fits; name one with --preset") }
+            else {
+                let ext = request.output.pathExtension.isEmpty ? "no extension" : "'.\(request.output.pathExtension)'"
+                let kinds = try ExportPresets.all(environment: environment)
+                    .filter { $0.sources == (report.isImage ? .image : .video) }
+                    .flatMap { $0.extensions.map { ".\($0)" } }
+                throw FilmtoneError(.invalidArgument, "no preset writes \(ext) for this \(report.isImage ? "photo" : "video") "
+                                        + "(\(kinds.joined(separator: ", "))); name one with --preset (ftgst presets)")
+            }
             preset = chosen
         }
         let kind: ExportPreset.SourceKind = report.isImage ? .image : .video

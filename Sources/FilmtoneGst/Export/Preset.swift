@@ -116,14 +116,13 @@ public enum ExportPresets {
         return preset
     }
 
-    /// The preset an export uses when none is named: the first whose extensions include OUT's, else the first
-    /// one for the source's kind (`h264-mp4` for videos, `jpeg` for photos).
+    /// The preset an export uses when none is named: the first for the source's kind whose extensions include
+    /// OUT's. nil when none does: an H.264 MP4 written to `out.png` or `out.webm` would be a file that lies
+    /// about what it is, so the caller refuses instead of guessing.
     static func choose(for output: String, isImage: Bool, among presets: [ExportPreset]) -> ExportPreset? {
         let ext = (output as NSString).pathExtension.lowercased()
         let kind: ExportPreset.SourceKind = isImage ? .image : .video
-        if let match = presets.first(where: { $0.sources == kind && $0.extensions.contains(ext) }) { return match }
-        let fallback = isImage ? "jpeg" : "h264-mp4"
-        return presets.first { $0.name == fallback } ?? presets.first { $0.sources == kind }
+        return presets.first { $0.sources == kind && $0.extensions.contains(ext) }
     }
 
     static func directory(environment: [String: String]) throws -> String {
