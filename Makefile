@@ -17,14 +17,15 @@ build: deps
 	swift build --product gstfilmtone
 	@mkdir -p $(TEST_PLUGIN_DIR) && cp .build/debug/libgstfilmtone.so $(TEST_PLUGIN_DIR)/
 
-# The loadable GStreamer plugin: GST_PLUGIN_PATH=$(PLUGIN_DIR) gst-inspect-1.0 ftlut
+# The loadable GStreamer plugin (ftlut, fttrim), built with every release build: `ftgst export --dry-run` from the
+# release binary names this folder. GST_PLUGIN_PATH=$(PLUGIN_DIR) gst-inspect-1.0 ftlut
 plugin: release
-	swift build -c release --product gstfilmtone
-	@mkdir -p $(PLUGIN_DIR) && cp .build/release/libgstfilmtone.so $(PLUGIN_DIR)/
 	@echo "plugin: $(PLUGIN_DIR)/libgstfilmtone.so (GST_PLUGIN_PATH=$(CURDIR)/$(PLUGIN_DIR) gst-inspect-1.0 ftlut)"
 
 release: deps
 	swift build -c release
+	swift build -c release --product gstfilmtone
+	@mkdir -p $(PLUGIN_DIR) && cp .build/release/libgstfilmtone.so $(PLUGIN_DIR)/
 
 fixtures: deps
 	@scripts/fixtures $(FIXTURES)

@@ -508,6 +508,18 @@ final class ExportCLITests: XCTestCase {
         try assertCancelled(running, reason: "userInterrupt")
     }
 
+    func testSecondCtrlCExitsAtOnceAndStillLeavesNoStagingFile() throws {
+        let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
+                                        output: work.appendingPathComponent("twice.mp4").path,
+                                        workspace: workspace.path)
+        try running.waitUntilRendering()
+        kill(running.process.processIdentifier, SIGINT)
+        kill(running.process.processIdentifier, SIGINT)
+        XCTAssertLessThan(running.waitForExit(), 1.0)
+        XCTAssertEqual(running.process.terminationStatus, 130)
+        XCTAssertEqual(names(in: work).filter { $0 != "workspace" }, [], "no OUT, no .part, no sidecar")
+    }
+
     func testSIGTERMCancelsWithReasonTerminated() throws {
         let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
                                         output: work.appendingPathComponent("term.mp4").path,

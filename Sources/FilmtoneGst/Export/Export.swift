@@ -166,6 +166,9 @@ struct ExportRun {
             return controller.reason
         }
         var temporary: URL? = nil
+        var sidecars: [URL] = []
+        var registered: URL? = nil
+        defer { StagingFiles.shared.remove(registered) }
         do {
             // Probing
             var reported = 0.0
@@ -200,6 +203,8 @@ struct ExportRun {
             // Rendering
             let staging = try ExportRun.stagingFile(for: request)
             temporary = staging
+            StagingFiles.shared.add(staging)
+            registered = staging
             let plan = try ExportRun.plan(request, report: source, preset: preset, output: staging.path)
             record.plan = try ExportRun.plan(request, report: source, preset: preset, output: request.output.path)
             let frames = try render(plan, totalFrames: total, sourceDuration: source.durationMilliseconds,
@@ -212,25 +217,39 @@ struct ExportRun {
             report(ExportProgress(stage: .finalizing, progress: ExportRun.renderingEnd, currentFrame: frames,
                                   totalFrames: total ?? frames, framesPerSecond: record.framesPerSecond))
             try ExportRun.throwIfCancelled(cancelReason())
-            try ExportRun.place(staging, at: request.output, overwrite: request.options.overwrite)
-            temporary = nil
-            let output = try? ExportRun.probeFile(request.output.path, isCancelled: { false })
+            // Everything is written beside OUT under temporary names first and moved into place last, so a
+            // failure at any point leaves neither OUT nor a sidecar without its file.
+            try ExportRun.sync(staging)
+            let output = try? ExportRun.probeFile(staging.path, isCancelled: { false })
             record.output = output
-            record.lap(.finalizing)
-            let sizeBytes = (try? FileManager.default.attributesOfItem(atPath: request.output.path)[.size] as? Int64)
+            let sizeBytes = (try? FileManager.default.attributesOfItem(atPath: staging.path)[.size] as? Int64)
                 .flatMap { $0 } ?? 0
             let result = ExportResult(
                 path: request.output.path, preset: preset.name, width: plan.width, height: plan.height,
                 durationMilliseconds: output?.durationMilliseconds, frames: frames, sizeBytes: sizeBytes,
                 sidecar: request.output.path + ".ftgst.json", benchmark: request.output.path + ".ftgst-bench.json",
                 elapsedMilliseconds: record.elapsedMilliseconds)
-            try record.writeSidecar(to: result.sidecar, plan: plan)
-            try record.writeBenchmark(to: result.benchmark, outcome: .ok)
+            let sidecar = URL(fileURLWithPath: staging.path + ".json")
+            let benchmark = URL(fileURLWithPath: staging.path + ".bench.json")
+            sidecars = [sidecar, benchmark]
+            try record.writeSidecar(to: sidecar.path, plan: plan)
+            record.lap(.finalizing)
+            try record.writeBenchmark(to: benchmark.path, outcome: .ok)
+            try ExportRun.place(staging, at: request.output, overwrite: request.options.overwrite)
+            temporary = nil
+            for (from, to) in [(sidecar, result.sidecar), (benchmark, result.benchmark)]
+                where rename(from.path, to) != 0 {
+                let reason = String(cString: strerror(errno))
+                unlink(request.output.path)
+                throw FilmtoneError(.writeFailed, "cannot write \(to): \(reason)")
+            }
+            sidecars = []
             report(ExportProgress(stage: .finalizing, progress: 1, currentFrame: frames, totalFrames: total ?? frames,
                                   framesPerSecond: record.framesPerSecond, remainingMilliseconds: 0))
             return result
         } catch {
             if let temporary { unlink(temporary.path) }
+            for file in sidecars { unlink(file.path) }
             let failure = (error as? FilmtoneError) ?? FilmtoneError(.internalError, "\(error)")
             record.lapOpenStage()
             let outcome: ExportRecorder.Outcome = failure.code == .cancelled ? .cancelled(controller.reason ?? .api)
@@ -499,17 +518,22 @@ struct ExportRun {
         return staging
     }
 
-    /// Moves the finished file into place: flushed first, then `rename` (with `--overwrite`) or `link` + `unlink`
+    /// `fsync(2)` of the finished file, before anything names it.
+    static func sync(_ file: URL) throws {
+        let fd = open(file.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FilmtoneError(.writeFailed, "open \(file.path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else {
+            throw FilmtoneError(.writeFailed, "fsync \(file.path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Moves the finished (already flushed) file into place: `rename` (with `--overwrite`) or `link` + `unlink`
     /// (which fails if OUT appeared meanwhile, so nothing is replaced without `--overwrite`).
     static func place(_ staging: URL, at output: URL, overwrite: Bool) throws {
         func failed(_ call: String) -> FilmtoneError {
             FilmtoneError(.writeFailed, "\(call) \(output.path): \(String(cString: strerror(errno)))")
         }
-        let fd = open(staging.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw failed("open") }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard synced else { throw failed("fsync") }
         if overwrite {
             guard rename(staging.path, output.path) == 0 else { throw failed("rename") }
         } else {
