@@ -9,6 +9,7 @@ with PSNR (ours against ffmpeg's) to show both applied the same look.
 
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -42,12 +43,30 @@ def frames_of(path):
     return json.loads(out)["streams"][0]
 
 
+def first_frame_rgb(path, out):
+    """Frame 0 as raw rgb24, converted with the BT.709 limited-range matrix the clips are tagged with."""
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", path, "-frames:v", "1", "-vf",
+                    "scale=in_color_matrix=bt709:in_range=tv,format=rgb24", "-f", "rawvideo", out], check=True)
+    return out
+
+
+def psnr_raw(a, b):
+    """PSNR (dB) of two same-sized raw byte files, on every 7th byte (plenty for a 6 MB frame)."""
+    x = open(a, "rb").read()[::7]
+    y = open(b, "rb").read()[::7]
+    if len(x) != len(y) or not x:
+        return None
+    mse = sum((p - q) ** 2 for p, q in zip(x, y)) / len(x)
+    return float("inf") if mse == 0 else round(10 * math.log10(255 * 255 / mse), 2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--ftgst", required=True)
     ap.add_argument("--bench", required=True, help="ftgst-bench (writes the LUT)")
     ap.add_argument("--clip", required=True)
-    ap.add_argument("--long-clip", required=True)
+    ap.add_argument("--long-clip", default=None, help="the same content, longer: peak memory must not grow")
+    ap.add_argument("--pipeline-file", default=None, help="only reported")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--keep-tmp", action="store_true")
@@ -71,6 +90,7 @@ def main():
                       "-pix_fmt", "yuv420p", "-an", out]
 
     out = {k: os.path.join(tmp, k + ".mp4") for k in ("ours", "ours_plain", "ff", "ff_plain", "ours_long")}
+    clip_name = a.pipeline_file or os.path.basename(a.clip)
     commands = {
         "ftgst_look": ours(a.clip, out["ours"]),
         "ffmpeg_look": ffmpeg(a.clip, out["ff"]),
@@ -88,7 +108,8 @@ def main():
             f"{k} {samples[k][-1].wall_s:.2f} s" for k in commands))
 
     # Memory against clip length: the 30 s clip, same command.
-    long_samples = [timed_ok(ours(a.long_clip, out["ours_long"]), tmp) for _ in range(max(1, min(a.runs, 2)))]
+    long_samples = [timed_ok(ours(a.long_clip, out["ours_long"]), tmp) for _ in range(max(1, min(a.runs, 2)))] \
+        if a.long_clip else []
 
     def med(name, attr):
         return benchlib.summary([getattr(s, attr) for s in samples[name]])["median"]
@@ -101,7 +122,7 @@ def main():
             "cpu_s": round(benchlib.summary([s.user_s + s.sys_s for s in samples[name]])["median"], 2),
         }
     record = json.load(open(out["ours"] + ".ftgst-bench.json"))
-    long_rss = benchlib.summary([s.rss_kib for s in long_samples])["median"] / 1024
+    long_rss = benchlib.summary([s.rss_kib for s in long_samples])["median"] / 1024 if long_samples else None
     ratios = {
         "wall_look": round(figures["ftgst_look"]["wall_s"]["median"] / figures["ffmpeg_look"]["wall_s"]["median"], 3),
         "rss_look": round(figures["ftgst_look"]["rss_mib"] / figures["ffmpeg_look"]["rss_mib"], 3),
@@ -111,27 +132,35 @@ def main():
                                         / figures["ffmpeg_plain"]["wall_s"]["median"], 2),
         "ftgst_look_over_plain": round(figures["ftgst_look"]["wall_s"]["median"]
                                        / figures["ftgst_plain"]["wall_s"]["median"], 2),
-        "ftgst_rss_30s_over_10s": round(long_rss / figures["ftgst_look"]["rss_mib"], 3),
+        "ftgst_rss_30s_over_10s": round(long_rss / figures["ftgst_look"]["rss_mib"], 3) if long_rss else None,
     }
     result = {
-        "clip": a.clip, "long_clip": a.long_clip, "runs": a.runs, "machine": benchlib.machine_info(),
+        "clip": a.clip, "clip_text": clip_name, "long_clip": a.long_clip, "runs": a.runs, "machine": benchlib.machine_info(),
         "ffmpeg": benchlib.first_line(["ffmpeg", "-version"]),
         "commands": {k: benchlib.shell_join(v) for k, v in commands.items()},
         "figures": figures, "ratios": ratios,
         "targets": {"wall_look": WALL_TARGET, "rss_look": RSS_TARGET},
-        "ftgst_long_rss_mib": round(long_rss, 1),
+        "ftgst_long_rss_mib": round(long_rss, 1) if long_rss else None,
         "ftgst_record": {k: record.get(k) for k in ("stages", "fps", "cpuMs", "peakMemoryBytes",
                                                       "memoryPressureCount", "memoryPressureSource")},
         "outputs": {k: frames_of(out[k]) | {"bytes": os.path.getsize(out[k])} for k in ("ours", "ff")},
         "psnr_ours_vs_ffmpeg_db": benchlib.psnr_db(out["ours"], out["ff"]),
     }
+    # Which output shows the look: frame 0 of each against the look applied to the source's frame 0 in process
+    # (ftgst-bench lut: the same table, checked against the Double reference in bench/lut.sh).
+    src = first_frame_rgb(a.clip, os.path.join(tmp, "src.rgb"))
+    ref = os.path.join(tmp, "ref.rgb")
+    subprocess.run([a.bench, "lut", "--cube", cube, "--frame", src, "--width", "1920", "--height", "1080",
+                    "--frames", "2", "--out", ref], check=True, capture_output=True)
+    result["psnr_vs_reference_look_db"] = {
+        k: psnr_raw(first_frame_rgb(out[k], os.path.join(tmp, k + ".rgb")), ref) for k in ("ours", "ff")}
     if a.json:
         print(json.dumps(result, indent=2))
     else:
         f = figures
         lines = [
             f"bench/export — {result['machine']['nproc']} cores, {result['machine']['cpu_model']}",
-            f"  clip      {a.clip} (10 s 1080p); long clip {a.long_clip} (30 s)",
+            f"  clip      {clip_name}: {a.clip} (10 s 1080p)" + (f"; long clip {a.long_clip} (30 s)" if a.long_clip else ""),
             f"  runs      {a.runs} per command, medians",
             "",
             f"  {'':16} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9}",
@@ -146,10 +175,12 @@ def main():
             f"  wall ftgst/ffmpeg without a look  {ratios['wall_plain']:.3f}",
             f"  look cost: ffmpeg {ratios['ffmpeg_look_over_plain']}x its plain transcode, "
             f"ftgst {ratios['ftgst_look_over_plain']}x",
-            f"  ftgst peak memory, 30 s clip / 10 s clip: {ratios['ftgst_rss_30s_over_10s']:.3f} "
-            f"({result['ftgst_long_rss_mib']} MiB)",
+            (f"  ftgst peak memory, 30 s clip / 10 s clip: {ratios['ftgst_rss_30s_over_10s']:.3f} "
+             f"({result['ftgst_long_rss_mib']} MiB)" if long_rss else "  (no long clip for this one)"),
             f"  outputs: ours {result['outputs']['ours']}, ffmpeg {result['outputs']['ff']}",
-            f"  PSNR ours vs ffmpeg: {result['psnr_ours_vs_ffmpeg_db']} dB",
+            f"  PSNR ours vs ffmpeg: {result['psnr_ours_vs_ffmpeg_db']} dB; frame 0 against the look applied to the "
+            f"source's frame 0: ours {result['psnr_vs_reference_look_db']['ours']} dB, "
+            f"ffmpeg {result['psnr_vs_reference_look_db']['ff']} dB",
             f"  ftgst record: {result['ftgst_record']}",
         ]
         print("\n".join(lines))
