@@ -475,10 +475,7 @@ final class ExportCLITests: XCTestCase {
     }
 
     func testSecondExportIsBusyAndCancelCommandStopsTheFirst() throws {
-        let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
-                                        output: work.appendingPathComponent("long.mp4").path,
-                                        workspace: workspace.path)
-        try running.waitUntilRendering()
+        let running = try startSlowExport("long.mp4")
 
         let start = Date()
         let second = try export(try TestEnvironment.fixture("clip.mp4"), work.appendingPathComponent("second.mp4").path)
@@ -498,21 +495,26 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(try idle.json()["cancelled"] as? Bool, false)
     }
 
-    func testSIGINTCancelsWithinASecondAndLeavesNothing() throws {
+    /// Starts the slow export writing `output`, waits until it renders (unless `waitForRendering` is false).
+    private func startSlowExport(_ output: String, extra: [String] = [], waitForRendering: Bool = true) throws
+        -> RunningExport
+    {
         let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
-                                        output: work.appendingPathComponent("int.mp4").path,
-                                        workspace: workspace.path)
-        try running.waitUntilRendering()
+                                        output: work.appendingPathComponent(output).path,
+                                        workspace: workspace.path, extra: extra)
+        if waitForRendering { try running.waitUntilRendering() }
+        return running
+    }
+
+    func testSIGINTCancelsWithinASecondAndLeavesNothing() throws {
+        let running = try startSlowExport("int.mp4")
         kill(running.process.processIdentifier, SIGINT)
         XCTAssertLessThan(running.waitForExit(), 1.0, "stopped within a second")
         try assertCancelled(running, reason: "userInterrupt")
     }
 
     func testSecondCtrlCExitsAtOnceAndStillLeavesNoStagingFile() throws {
-        let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
-                                        output: work.appendingPathComponent("twice.mp4").path,
-                                        workspace: workspace.path)
-        try running.waitUntilRendering()
+        let running = try startSlowExport("twice.mp4")
         kill(running.process.processIdentifier, SIGINT)
         kill(running.process.processIdentifier, SIGINT)
         XCTAssertLessThan(running.waitForExit(), 1.0)
@@ -521,28 +523,20 @@ final class ExportCLITests: XCTestCase {
     }
 
     func testSIGTERMCancelsWithReasonTerminated() throws {
-        let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
-                                        output: work.appendingPathComponent("term.mp4").path,
-                                        workspace: workspace.path)
-        try running.waitUntilRendering()
+        let running = try startSlowExport("term.mp4")
         kill(running.process.processIdentifier, SIGTERM)
         XCTAssertLessThan(running.waitForExit(), 1.0)
         try assertCancelled(running, reason: "terminated")
     }
 
     func testTimeoutCancelsWithReasonTimeout() throws {
-        let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
-                                        output: work.appendingPathComponent("slow.mp4").path,
-                                        workspace: workspace.path, extra: ["--timeout-ms", "2500"])
+        let running = try startSlowExport("slow.mp4", extra: ["--timeout-ms", "2500"], waitForRendering: false)
         _ = running.waitForExit(timeout: 30)
         try assertCancelled(running, reason: "timeout")
     }
 
     func testKilledExportNeverLeavesTheWorkspaceLocked() throws {
-        let running = try RunningExport(source: try TestEnvironment.fixture("long.mp4"),
-                                        output: work.appendingPathComponent("killed.mp4").path,
-                                        workspace: workspace.path)
-        try running.waitUntilRendering()
+        let running = try startSlowExport("killed.mp4")
         kill(running.process.processIdentifier, SIGKILL)
         _ = running.waitForExit()
         XCTAssertFalse(FileManager.default.fileExists(atPath: running.output), "a killed export leaves nothing at OUT")
