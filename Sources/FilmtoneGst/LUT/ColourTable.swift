@@ -69,6 +69,10 @@ final class ColourTable: @unchecked Sendable {
         return raw.bindMemory(to: UInt32.self, capacity: entryCount)
     }
 
+    /// Whether every entry is filled (release builds); debug builds fill rows lazily and answer through
+    /// `entries(at:into:)`.
+    var isFilled: Bool { lazyFill == nil }
+
     /// The entries at 256 arbitrary indices (`YUVKernel`'s build). Release builds load them from the table; debug
     /// builds evaluate each one (`ColourTableBuilder.evaluate`), without filling the table: a YUV row's inputs
     /// are spread over up to 256 table rows, and filling those would cost 256 times the work.

@@ -103,14 +103,15 @@ public struct YUV420Planes: @unchecked Sendable {
 /// 8-bit RGB kernel's own table (`LUTKernel`: the same results as the BGRx path), converted back, rounded and
 /// clamped. 2²⁴ entries, 4 bytes each: **64 MiB**, like the RGB table, which is released after the build (release
 /// builds). Build: one 256-entry (U, V) row at a time, batches of conversions and table loads, spread over the
-/// cores (≈ 60–120 ms wall for a 33³ look on the 2-core test machine, RGB table included; docs/PERFORMANCE.md).
+/// cores (≈ 155 ms wall for a 33³ look on the 2-core test machine, ≈ 75 ms of it the RGB table; docs/PERFORMANCE.md).
 ///
 /// **Frames.** Each 2×2 block shares one (U, V): the four luma samples are looked up with it (four loads from one
 /// 1 KiB row of the table) and written back; the block's U', V' are the rounded mean of the four results. Odd
 /// widths and heights give 1- or 2-pixel blocks at the right and bottom edges, averaged over what is there.
 ///
 /// Debug builds fill the table lazily, the (U, V) rows a frame uses, each entry evaluated from the look directly
-/// (`ColourTable.entries(at:into:)`): the RGB table is never filled whole there (it would take ≈ 14 s).
+/// (`ColourTable.entries(at:into:)`): the RGB table is never filled whole there (it would take ≈ 14 s), and a
+/// debug element test pays milliseconds, not seconds, for its table.
 public final class YUVKernel: @unchecked Sendable {
     public let colorimetry: YUVColorimetry
     public let strategy: LUTKernel.Strategy
@@ -141,18 +142,20 @@ public final class YUVKernel: @unchecked Sendable {
         self.entries = entries
         let builder = YUVRowBuilder(colorimetry: colorimetry, source: source)
         #if DEBUG
-            if case .table = source {
-                lazyRows = LazyRows(builder)
-                return
+            // Unoptimised code takes seconds for the whole table, even for a per-channel look.
+            lazyRows = LazyRows(builder)
+        #else
+            lazyRows = nil
+            let shared = SendableEntries(entries)
+            let group = YUVRowBuilder.rowGroup
+            DispatchQueue.concurrentPerform(iterations: 256 / group) { item in
+                let scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: 512 * group)
+                defer { scratch.deallocate() }
+                for u in 0..<256 {
+                    builder.fillRows(u: u, vs: item * group..<(item + 1) * group, into: shared.pointer, scratch: scratch)
+                }
             }
         #endif
-        lazyRows = nil
-        let shared = SendableEntries(entries)
-        DispatchQueue.concurrentPerform(iterations: 256) { v in
-            let scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: 512)
-            defer { scratch.deallocate() }
-            for u in 0..<256 { builder.fillRow(u: u, v: v, into: shared.pointer, scratch: scratch) }
-        }
     }
 
     deinit { entries.map { free($0) } }
@@ -233,16 +236,19 @@ private enum RGBSource {
 }
 
 /// Fills one (U, V) row of 256 entries in three batches: Y'CbCr → R'G'B' indices, the RGB look's results for
-/// them, back to Y'CbCr. Conversions are in 16.16 fixed point from per-code tables computed in `Double` (so
-/// rounding differs from `Double` only within 2⁻¹⁵ of a half code).
+/// them, back to Y'CbCr. Conversions are in 16.16 fixed point from coefficients computed in `Double` (so rounding
+/// differs from `Double` only within a few thousandths of a half code).
 private struct YUVRowBuilder: @unchecked Sendable {
     static let one = Int32(1 << 16)
     let source: RGBSource
     /// Y'CbCr → R'G'B': `luma[y]` (with the rounding half), `redV`, `greenU`, `greenV`, `blueU` per chroma code.
     let toRGB: [Int32]
-    /// R'G'B' → Y'CbCr: 9 tables of 256 (`[Y from R, G, B | U from R, G, B | V from R, G, B]`), offsets and the
-    /// rounding half in the red tables.
-    let toYUV: [Int32]
+    /// R'G'B' → Y'CbCr: the weights of R, G and B in Y', Cb and Cr, each splatted over 8 lanes, and the offsets
+    /// with the rounding half.
+    let lumaWeights: (SIMD8<Int32>, SIMD8<Int32>, SIMD8<Int32>)
+    let cbWeights: (SIMD8<Int32>, SIMD8<Int32>, SIMD8<Int32>)
+    let crWeights: (SIMD8<Int32>, SIMD8<Int32>, SIMD8<Int32>)
+    let offsets: (SIMD8<Int32>, SIMD8<Int32>, SIMD8<Int32>)
 
     init(colorimetry c: YUVColorimetry, source: RGBSource) {
         self.source = source
@@ -258,27 +264,53 @@ private struct YUVRowBuilder: @unchecked Sendable {
         }
         let (kr, kg, kb) = (c.kr, c.kg, c.kb)
         let (cbScale, crScale) = (c.chromaScale / (2 * (1 - kb)), c.chromaScale / (2 * (1 - kr)))
-        let weights: [Double] = [
-            kr * c.lumaScale, kg * c.lumaScale, kb * c.lumaScale,
-            -kr * cbScale, -kg * cbScale, (1 - kb) * cbScale,
-            (1 - kr) * crScale, -kg * crScale, -kb * crScale,
-        ]
-        let offsets = [c.lumaOffset + 0.5, 128.5, 128.5]
-        var toYUV = [Int32](repeating: 0, count: 9 * 256)
-        for table in 0..<9 {
-            for code in 0..<256 {
-                toYUV[table * 256 + code] = fixed(
-                    weights[table] * Double(code) + (table % 3 == 0 ? offsets[table / 3] : 0))
+        func splat(_ value: Double) -> SIMD8<Int32> { SIMD8(repeating: fixed(value)) }
+        lumaWeights = (splat(kr * c.lumaScale), splat(kg * c.lumaScale), splat(kb * c.lumaScale))
+        cbWeights = (splat(-kr * cbScale), splat(-kg * cbScale), splat((1 - kb) * cbScale))
+        crWeights = (splat((1 - kr) * crScale), splat(-kg * crScale), splat(-kb * crScale))
+        offsets = (splat(c.lumaOffset + 0.5), splat(128.5), splat(128.5))
+        self.toRGB = toRGB
+    }
+
+    /// Rows (u, v) for `v` in `vs` filled together: for one Y, consecutive V rows look up R'G'B' values a couple
+    /// of red codes apart in the same blue plane, often in the same cache line, so the full RGB table is read
+    /// Y-major across the group (measured: the build is bound by those loads, one cache miss each in row order).
+    static let rowGroup = 8
+
+    /// Rows (u, v) of `entries` for every `v` in `vs`; `scratch` holds `512 · vs.count` words.
+    func fillRows(
+        u: Int, vs: Range<Int>, into entries: UnsafeMutablePointer<UInt32>, scratch: UnsafeMutablePointer<UInt32>
+    ) {
+        let count = vs.count
+        let (indices, results) = (scratch, scratch + 256 * count)
+        for (k, v) in vs.enumerated() { rgbIndices(u: u, v: v, into: indices + 256 * k) }
+        switch source {
+        case .table(let table) where table.isFilled:
+            for y in 0..<256 {
+                for k in 0..<count { results[256 * k + y] = table.entries[Int(indices[256 * k + y])] }
+            }
+        case .table(let table):
+            for k in 0..<count { table.entries(at: indices + 256 * k, into: results + 256 * k) }
+        case .perChannel(let table):
+            table.withUnsafeBufferPointer { t in
+                for y in 0..<256 * count {
+                    let index = indices[y]
+                    results[y] =
+                        UInt32(t[Int(index & 255)]) | UInt32(t[256 + Int(index >> 8 & 255)]) << 8
+                        | UInt32(t[512 + Int(index >> 16)]) << 16
+                }
             }
         }
-        self.toRGB = toRGB
-        self.toYUV = toYUV
+        for (k, v) in vs.enumerated() { convertBack(results + 256 * k, into: entries + (v << 16 | u << 8)) }
     }
 
     /// Row (u, v) of `entries`; `scratch` holds 512 words.
     func fillRow(u: Int, v: Int, into entries: UnsafeMutablePointer<UInt32>, scratch: UnsafeMutablePointer<UInt32>) {
-        let indices = scratch
-        let results = scratch + 256
+        fillRows(u: u, vs: v..<v + 1, into: entries, scratch: scratch)
+    }
+
+    /// The R'G'B' table indices of row (u, v): 256 words.
+    private func rgbIndices(u: Int, v: Int, into indices: UnsafeMutablePointer<UInt32>) {
         toRGB.withUnsafeBufferPointer { t in
             let (redV, greenUV, blueU) = (t[256 + v], t[512 + u] &+ t[768 + v], t[1024 + u])
             for y in 0..<256 {
@@ -289,29 +321,26 @@ private struct YUVRowBuilder: @unchecked Sendable {
                 indices[y] = red | green << 8 | blue << 16
             }
         }
-        switch source {
-        case .table(let table):
-            table.entries(at: indices, into: results)
-        case .perChannel(let table):
-            table.withUnsafeBufferPointer { t in
-                for y in 0..<256 {
-                    let index = indices[y]
-                    results[y] =
-                        UInt32(t[Int(index & 255)]) | UInt32(t[256 + Int(index >> 8 & 255)]) << 8
-                        | UInt32(t[512 + Int(index >> 16)]) << 16
-                }
-            }
-        }
-        let row = entries + (v << 16 | u << 8)
-        toYUV.withUnsafeBufferPointer { t in
-            for y in 0..<256 {
-                let rgb = results[y]
-                let (r, g, b) = (Int(rgb & 255), 256 + Int(rgb >> 8 & 255), 512 + Int(rgb >> 16 & 255))
-                let luma = clampCode((t[r] &+ t[g] &+ t[b]) >> 16)
-                let cb = clampCode((t[768 + r] &+ t[768 + g] &+ t[768 + b]) >> 16)
-                let cr = clampCode((t[1536 + r] &+ t[1536 + g] &+ t[1536 + b]) >> 16)
-                row[y] = luma | cb << 8 | cr << 16
-            }
+    }
+
+    /// 256 R'G'B' results → one row of Y'CbCr entries, 8 at a time in `Int32` lanes (multiplies rather than
+    /// per-code tables: nine table loads an entry were the build's largest cost after the RGB table itself).
+    private func convertBack(_ results: UnsafeMutablePointer<UInt32>, into row: UnsafeMutablePointer<UInt32>) {
+        let (wy, wu, wv) = (lumaWeights, cbWeights, crWeights)
+        let (offsetY, offsetU, offsetV) = offsets
+        let (low, high) = (SIMD8<Int32>(repeating: 0), SIMD8<Int32>(repeating: 255))
+        let input = UnsafeRawPointer(results)
+        let output = UnsafeMutableRawPointer(row)
+        for chunk in 0..<32 {
+            let rgb = SIMD8<Int32>(
+                truncatingIfNeeded: input.loadUnaligned(fromByteOffset: chunk * 32, as: SIMD8<UInt32>.self))
+            let (r, g, b) = (rgb & 255, rgb &>> 8 & 255, rgb &>> 16 & 255)
+            let luma = ((r &* wy.0 &+ g &* wy.1 &+ b &* wy.2 &+ offsetY) &>> 16).clamped(lowerBound: low, upperBound: high)
+            let cb = ((r &* wu.0 &+ g &* wu.1 &+ b &* wu.2 &+ offsetU) &>> 16).clamped(lowerBound: low, upperBound: high)
+            let cr = ((r &* wv.0 &+ g &* wv.1 &+ b &* wv.2 &+ offsetV) &>> 16).clamped(lowerBound: low, upperBound: high)
+            output.storeBytes(
+                of: SIMD8<UInt32>(truncatingIfNeeded: luma | cb &<< 8 | cr &<< 16), toByteOffset: chunk * 32,
+                as: SIMD8<UInt32>.self)
         }
     }
 }
