@@ -74,11 +74,14 @@ final class LUTFilterElementYUVTests: XCTestCase {
         strides[0] = gint(lumaStride)
         strides[1] = gint(chromaStride)
         offsets[1] = gsize(lumaStride * height)
+        // I420's V plane 3 bytes wider than its U plane: each plane is walked by its own stride.
+        let crStride = chromaStride + 3
         if !nv12 {
-            strides[2] = gint(chromaStride)
+            strides[2] = gint(crStride)
             offsets[2] = offsets[1] + gsize(chromaStride * chromaHeight)
         }
-        var bytes = [UInt8](repeating: 0xA5, count: lumaStride * height + chromaStride * chromaHeight * (nv12 ? 1 : 2))
+        var bytes = [UInt8](repeating: 0xA5, count: lumaStride * height + chromaStride * chromaHeight
+            + (nv12 ? 0 : crStride * chromaHeight))
         var picture = Set<Int>()
         for row in 0..<height {
             for x in 0..<width {
@@ -90,7 +93,7 @@ final class LUTFilterElementYUVTests: XCTestCase {
             for x in 0..<chromaWidth {
                 let (u, v) = (frame.u[row * chromaWidth + x], frame.v[row * chromaWidth + x])
                 let at = Int(offsets[1]) + row * chromaStride + (nv12 ? 2 * x : x)
-                let vAt = nv12 ? at + 1 : Int(offsets[2]) + row * chromaStride + x
+                let vAt = nv12 ? at + 1 : Int(offsets[2]) + row * crStride + x
                 (bytes[at], bytes[vAt]) = (u, v)
                 picture.formUnion([at, vAt])
             }

@@ -521,16 +521,15 @@ enum LUTFilterElement {
         do {
             switch format {
             case .yuv420(let layout, let colorimetry):
-                // Chroma plane(s) walked by their own stride: 1 (NV12, U and V interleaved) or 1 and 2 (I420).
+                // Chroma plane(s) walked by their own strides: 1 (NV12, U and V interleaved) or 1 and 2 (I420).
                 guard let chroma = ftgst_video_frame_plane(frame, 1) else { return GST_FLOW_ERROR }
                 let chromaStride = Int(ftgst_video_frame_stride(frame, 1))
                 let planes: YUV420Planes
                 switch layout {
                 case .i420:
-                    guard let cr = ftgst_video_frame_plane(frame, 2),
-                          Int(ftgst_video_frame_stride(frame, 2)) == chromaStride
-                    else { return GST_FLOW_ERROR }
-                    planes = .i420(luma: data, lumaStride: stride, cb: chroma, cr: cr, chromaStride: chromaStride)
+                    guard let cr = ftgst_video_frame_plane(frame, 2) else { return GST_FLOW_ERROR }
+                    planes = .i420(luma: data, lumaStride: stride, cb: chroma, cr: cr, chromaStride: chromaStride,
+                                   crStride: Int(ftgst_video_frame_stride(frame, 2)))
                 case .nv12:
                     planes = .nv12(luma: data, lumaStride: stride, chroma: chroma, chromaStride: chromaStride)
                 }

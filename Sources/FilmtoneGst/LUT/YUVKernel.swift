@@ -74,23 +74,28 @@ public struct YUV420Planes: @unchecked Sendable {
     public var lumaStride: Int
     public var cb: UnsafeMutablePointer<UInt8>
     public var cr: UnsafeMutablePointer<UInt8>
-    /// Bytes between rows of a chroma plane (both chroma planes share it).
+    /// Bytes between rows of the Cb plane (NV12: of the interleaved plane).
     public var chromaStride: Int
+    /// Bytes between rows of the Cr plane: `chromaStride` for NV12, I420's third plane's own stride.
+    public var crStride: Int
     /// Bytes between horizontally adjacent chroma samples of one plane: 1 (I420) or 2 (NV12).
     public var chromaStep: Int
 
     public static func i420(
         luma: UnsafeMutablePointer<UInt8>, lumaStride: Int, cb: UnsafeMutablePointer<UInt8>,
-        cr: UnsafeMutablePointer<UInt8>, chromaStride: Int
+        cr: UnsafeMutablePointer<UInt8>, chromaStride: Int, crStride: Int? = nil
     ) -> YUV420Planes {
-        YUV420Planes(luma: luma, lumaStride: lumaStride, cb: cb, cr: cr, chromaStride: chromaStride, chromaStep: 1)
+        YUV420Planes(
+            luma: luma, lumaStride: lumaStride, cb: cb, cr: cr, chromaStride: chromaStride,
+            crStride: crStride ?? chromaStride, chromaStep: 1)
     }
 
     public static func nv12(
         luma: UnsafeMutablePointer<UInt8>, lumaStride: Int, chroma: UnsafeMutablePointer<UInt8>, chromaStride: Int
     ) -> YUV420Planes {
         YUV420Planes(
-            luma: luma, lumaStride: lumaStride, cb: chroma, cr: chroma + 1, chromaStride: chromaStride, chromaStep: 2)
+            luma: luma, lumaStride: lumaStride, cb: chroma, cr: chroma + 1, chromaStride: chromaStride,
+            crStride: chromaStride, chromaStep: 2)
     }
 }
 
@@ -179,7 +184,8 @@ public final class YUVKernel: @unchecked Sendable {
         let (chromaWidth, chromaHeight) = ((width + 1) / 2, (height + 1) / 2)
         precondition(height <= 1 || planes.lumaStride >= width, "luma stride shorter than a row")
         precondition(
-            chromaHeight <= 1 || planes.chromaStride >= (chromaWidth - 1) * planes.chromaStep + 1,
+            chromaHeight <= 1
+                || min(planes.chromaStride, planes.crStride) >= (chromaWidth - 1) * planes.chromaStep + 1,
             "chroma stride shorter than a row")
         if let lazyRows { lazyRows.fill(usedBy: planes, chromaWidth: chromaWidth, chromaHeight: chromaHeight, entries) }
         let frame = YUVBlocks(planes: planes, width: width, height: height, entries: entries)
@@ -202,8 +208,9 @@ public final class YUVKernel: @unchecked Sendable {
             var keys: [Int] = []
             for row in 0..<chromaHeight {
                 for column in 0..<chromaWidth {
-                    let at = planes.chromaStride * row + planes.chromaStep * column
-                    keys.append(Int(planes.cr[at]) << 8 | Int(planes.cb[at]))
+                    let (cb, cr) = (planes.chromaStride * row, planes.crStride * row)
+                    let column = planes.chromaStep * column
+                    keys.append(Int(planes.cr[cr + column]) << 8 | Int(planes.cb[cb + column]))
                 }
             }
             fill(keys: keys, entries)
@@ -369,7 +376,7 @@ private struct YUVBlocks: @unchecked Sendable {
             let hasBottom = 2 * row + 1 < height
             let bottom = hasBottom ? top + planes.lumaStride : top
             let cb = planes.cb + planes.chromaStride * row
-            let cr = planes.cr + planes.chromaStride * row
+            let cr = planes.cr + planes.crStride * row
             if hasBottom {
                 for column in 0..<pairs {
                     let base = Int(cb[column &* step]) << 8 | Int(cr[column &* step]) << 16

@@ -191,14 +191,15 @@ struct Frame420: Equatable {
         zip(planes.joined(), other.planes.joined()).map { abs(Int($0) - Int($1)) }.max() ?? 0
     }
 
-    /// Lays the frame out as I420 or NV12 with padded rows (padding bytes 0xA5), runs the kernel, checks the
-    /// padding is untouched and reads the planes back.
+    /// Lays the frame out as I420 or NV12 with padded rows (padding bytes 0xA5; I420's Cr plane 2 bytes wider
+    /// than its Cb plane), runs the kernel, checks the padding is untouched and reads the planes back.
     mutating func apply(_ kernel: YUVKernel, nv12: Bool, lumaPadding: Int, chromaPadding: Int) {
         let lumaStride = width + lumaPadding
         let chromaStride = chromaWidth * (nv12 ? 2 : 1) + chromaPadding
         var luma = [UInt8](repeating: 0xA5, count: lumaStride * height)
+        let crStride = nv12 ? chromaStride : chromaStride + 2
         var cb = [UInt8](repeating: 0xA5, count: chromaStride * chromaHeight)
-        var cr = cb
+        var cr = [UInt8](repeating: 0xA5, count: crStride * chromaHeight)
         for row in 0..<height {
             for x in 0..<width { luma[row * lumaStride + x] = y[row * width + x] }
         }
@@ -209,7 +210,7 @@ struct Frame420: Equatable {
                     cb[row * chromaStride + 2 * x + 1] = v[row * chromaWidth + x]
                 } else {
                     cb[row * chromaStride + x] = u[row * chromaWidth + x]
-                    cr[row * chromaStride + x] = v[row * chromaWidth + x]
+                    cr[row * crStride + x] = v[row * chromaWidth + x]
                 }
             }
         }
@@ -220,7 +221,7 @@ struct Frame420: Equatable {
                         ? YUV420Planes.nv12(luma: luma.baseAddress!, lumaStride: lumaStride, chroma: cb.baseAddress!,
                                             chromaStride: chromaStride)
                         : .i420(luma: luma.baseAddress!, lumaStride: lumaStride, cb: cb.baseAddress!,
-                                cr: cr.baseAddress!, chromaStride: chromaStride)
+                                cr: cr.baseAddress!, chromaStride: chromaStride, crStride: crStride)
                     kernel.apply(to: planes, width: width, height: height)
                 }
             }
@@ -233,13 +234,13 @@ struct Frame420: Equatable {
         for row in 0..<chromaHeight {
             for x in 0..<chromaWidth {
                 u[row * chromaWidth + x] = cb[row * chromaStride + x * (nv12 ? 2 : 1)]
-                v[row * chromaWidth + x] = nv12 ? cb[row * chromaStride + 2 * x + 1] : cr[row * chromaStride + x]
+                v[row * chromaWidth + x] = nv12 ? cb[row * chromaStride + 2 * x + 1] : cr[row * crStride + x]
             }
             let used = chromaWidth * (nv12 ? 2 : 1)
             XCTAssertTrue(cb[row * chromaStride + used..<(row + 1) * chromaStride].allSatisfy { $0 == 0xA5 },
                           "chroma padding changed")
             if !nv12 {
-                XCTAssertTrue(cr[row * chromaStride + used..<(row + 1) * chromaStride].allSatisfy { $0 == 0xA5 },
+                XCTAssertTrue(cr[row * crStride + used..<(row + 1) * crStride].allSatisfy { $0 == 0xA5 },
                               "chroma padding changed")
             } else {
                 XCTAssertTrue(cr.allSatisfy { $0 == 0xA5 }, "NV12 uses one chroma plane")
