@@ -15,6 +15,12 @@ let help = """
                                          build time, peak RSS; --out writes the RGB result;
                                          --threads 1 applies in bands small enough to stay on one thread;
                                          --builds N builds the kernel N times (first and median reported)
+      lutyuv --cube FILE --frame RGB24 --width W --height H [--frames N] [--interpolation NAME]
+          [--creative FILE --intensity T] [--colorimetry bt601|bt709|bt2020] [--builds N]
+                                         the frame converted to I420 (BT.709 limited by default, chroma the
+                                         2×2 mean), then YUVKernel.apply timed on it: CPU and wall per frame
+                                         (median of N, default 60, after 3 warm-ups), and the build of the
+                                         YUV table (RGB table included) and of the RGB table alone
       lut-check --cube FILE [--creative FILE --intensity T] [--interpolation NAME|all]
                                          every one of the 2²⁴ 8-bit inputs against the Double reference
       frame16 IN.rgb24 OUT.rgba64 --width W --height H
@@ -267,6 +273,100 @@ func benchLUT(_ options: Options) throws {
     ])
 }
 
+// MARK: - lutyuv
+
+func benchLUTYUV(_ options: Options) throws {
+    let (width, height) = (try options.int("width"), try options.int("height"))
+    let frames = try options.int("frames", default: 60)
+    let warmUps = 3
+    guard let interpolation = try options.interpolations().first, options.named["interpolation"] != "all" else {
+        throw UsageError(description: "lutyuv takes one --interpolation")
+    }
+    let colorimetry: YUVColorimetry
+    switch options.named["colorimetry"] ?? "bt709" {
+    case "bt601": colorimetry = .bt601
+    case "bt709": colorimetry = .bt709
+    case "bt2020": colorimetry = .bt2020
+    default: throw UsageError(description: "--colorimetry: one of bt601, bt709, bt2020")
+    }
+    let look = try options.look(interpolation: interpolation)
+    let rgb = try [UInt8](Data(contentsOf: URL(fileURLWithPath: options.string("frame"))))
+    guard rgb.count == width * height * 3 else {
+        throw UsageError(description: "frame is \(rgb.count) bytes, expected \(width)×\(height)×3")
+    }
+    // The frame as I420: each pixel's Y', each 2×2 block's Cb and Cr the mean of its pixels'.
+    let (chromaWidth, chromaHeight) = ((width + 1) / 2, (height + 1) / 2)
+    var luma = [UInt8](repeating: 0, count: width * height)
+    var sums = [SIMD3<Double>](repeating: .zero, count: chromaWidth * chromaHeight)
+    var counts = [Double](repeating: 0, count: chromaWidth * chromaHeight)
+    func code(_ value: Double) -> UInt8 { UInt8(min(255, max(0, value.rounded()))) }
+    for y in 0..<height {
+        for x in 0..<width {
+            let at = (y * width + x) * 3
+            let yuv = colorimetry.yuv(rgb: SIMD3(Double(rgb[at]), Double(rgb[at + 1]), Double(rgb[at + 2])))
+            luma[y * width + x] = code(yuv.x)
+            sums[y / 2 * chromaWidth + x / 2] += yuv
+            counts[y / 2 * chromaWidth + x / 2] += 1
+        }
+    }
+    let pristine = luma + sums.indices.map { code(sums[$0].y / counts[$0]) }
+        + sums.indices.map { code(sums[$0].z / counts[$0]) }
+
+    // The RGB table alone (what the BGRx path builds), then the YUV table (which builds its own RGB table first).
+    var rgbBuild: (wall: [Double], cpu: [Double]) = ([], [])
+    var yuvBuild: (wall: [Double], cpu: [Double]) = ([], [])
+    var built: YUVKernel? = nil
+    for _ in 0..<(try options.int("builds", default: 1)) {
+        var start = (wallms(), processCPUms())
+        _ = LUTKernel(look: look)
+        rgbBuild.wall.append(wallms() - start.0)
+        rgbBuild.cpu.append(processCPUms() - start.1)
+        built = nil
+        start = (wallms(), processCPUms())
+        built = YUVKernel(look: look, colorimetry: colorimetry)
+        yuvBuild.wall.append(wallms() - start.0)
+        yuvBuild.cpu.append(processCPUms() - start.1)
+    }
+    let kernel = built!
+    var work = pristine
+    var cpu: [Double] = []
+    var wall: [Double] = []
+    for run in 0..<warmUps + frames {
+        work.withUnsafeMutableBufferPointer { work in
+            // Each timed frame starts from the original samples (apply works in place); the copy is not timed.
+            pristine.withUnsafeBufferPointer { work.baseAddress!.update(from: $0.baseAddress!, count: $0.count) }
+            let base = work.baseAddress!
+            let cb = base + width * height
+            let planes = YUV420Planes.i420(
+                luma: base, lumaStride: width, cb: cb, cr: cb + chromaWidth * chromaHeight, chromaStride: chromaWidth)
+            let start = (wallms(), processCPUms())
+            kernel.apply(to: planes, width: width, height: height)
+            let end = (wallms(), processCPUms())
+            if run >= warmUps {
+                wall.append(end.0 - start.0)
+                cpu.append(end.1 - start.1)
+            }
+        }
+    }
+    if let out = options.named["out"] { try Data(work).write(to: URL(fileURLWithPath: out)) }
+    func summary(_ values: (wall: [Double], cpu: [Double])) -> [String: Any] {
+        ["first": ["wall_ms": rounded(values.wall[0]), "cpu_ms": rounded(values.cpu[0])],
+         "median": ["wall_ms": rounded(median(values.wall)), "cpu_ms": rounded(median(values.cpu))],
+         "count": values.wall.count]
+    }
+    try printJSON([
+        "width": width, "height": height, "frames": frames, "warm_ups": warmUps, "format": "I420",
+        "colorimetry": colorimetry.description, "interpolation": interpolation.rawValue,
+        "strategy": kernel.strategy.rawValue, "threads": ProcessInfo.processInfo.activeProcessorCount,
+        "build_yuv_table": summary(yuvBuild), "build_rgb_table_alone": summary(rgbBuild),
+        "table_mib": rounded(Double(kernel.tableByteCount) / 1_048_576),
+        "peak_rss_mib": rounded(peakRSSMiB(), 1),
+        "cpu_ms": ["median": rounded(median(cpu)), "min": rounded(cpu.min()!), "max": rounded(cpu.max()!)],
+        "wall_ms": ["median": rounded(median(wall)), "min": rounded(wall.min()!), "max": rounded(wall.max()!)],
+        "ns_per_pixel_cpu": rounded(median(cpu) * 1e6 / Double(width * height), 2),
+    ])
+}
+
 // MARK: - lut-check
 
 /// Every 8-bit input once: a 4096×4096 RGB frame whose pixel (x, y) is (x mod 256, y mod 256, 16·(y / 256) +
@@ -486,6 +586,7 @@ do {
     switch command {
     case "write-cube": try writeCube(options)
     case "lut": try benchLUT(options)
+    case "lutyuv": try benchLUTYUV(options)
     case "lut-check": try checkLUT(options)
     case "frame16": try writeFrame16(options)
     case "lut16": try benchLUT16(options)

@@ -14,7 +14,7 @@ final class LUTFilterElementTests: XCTestCase {
         switch LUTFilterElement.pixelFormat(named: format) {
         case .packed8(let layout): bytesPerPixel = layout.bytesPerPixel
         case .packed16(let layout): bytesPerPixel = layout.bytesPerPixel
-        case nil: throw FilmtoneError(.internalError, "not an ftlut format: \(format)")
+        case .yuv420, nil: throw FilmtoneError(.internalError, "not a packed ftlut format: \(format)")
         }
         let description = "videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=\(format),width=\(width),"
             + "height=\(height) ! \(filter.map { "\($0) ! " } ?? "")appsink name=sink sync=false"
@@ -274,17 +274,29 @@ final class LUTFilterElementTests: XCTestCase {
         return try XCTUnwrap(sample.caps?.video?.format)
     }
 
-    /// Pipelines that negotiated an 8-bit format before the element took 16-bit ones still do, the same one (the
-    /// formats in the comments were measured with the 8-bit-only element): videotestsrc, which lists 16-bit
+    /// Pipelines that negotiated an 8-bit RGB format before the element took 16-bit and YUV ones still do, the same
+    /// one (the formats in the comments were measured with the 8-bit-RGB-only element), except a YUV source through
+    /// videoconvert, which now stays YUV: videotestsrc, which lists 16-bit
     /// formats first and fixates the first one the element accepts, gets ABGR because the element answers caps
-    /// queries 8-bit first; videoconvert after an 8-bit source keeps 8 bits (it scores formats by what they lose,
-    /// not by their order). After a 10-bit source videoconvert now picks a 16-bit format: 10 bits end to end.
-    func testEightBitPipelinesNegotiateAsBeforeAndTenBitSourcesGetSixteenBits() throws {
+    /// queries 8-bit RGB first; videoconvert after an 8-bit RGB source keeps 8-bit RGB (it scores formats by what they lose,
+    /// not by their order). After a 10-bit source videoconvert picked a 16-bit format before the element took
+    /// I420; now it picks I420 (see below), and a 16-bit format must be pinned to keep 10 bits.
+    func testEightBitRGBPipelinesNegotiateAsBeforeAndYUVSourcesStayYUV() throws {
         XCTAssertEqual(try negotiated(after: "video/x-raw,width=32,height=16"), "ABGR")
         XCTAssertEqual(try negotiated(after: "video/x-raw,width=32,height=16 ! videoconvert"), "ABGR")
-        XCTAssertEqual(try negotiated(after: "video/x-raw,format=I420,width=32,height=16 ! videoconvert"), "xBGR")
+        // An I420 source through videoconvert stays I420: the element takes it as it is (it negotiated xBGR before
+        // the element took YUV).
+        XCTAssertEqual(try negotiated(after: "video/x-raw,format=I420,width=32,height=16 ! videoconvert"), "I420")
+        XCTAssertEqual(try negotiated(after: "video/x-raw,format=NV12,width=32,height=16"), "NV12")
+        // An RGB-only source after videoconvert still gets RGB.
+        XCTAssertEqual(try negotiated(after: "video/x-raw,format=RGB,width=32,height=16 ! videoconvert"), "RGB")
         for tenBit in ["I420_10LE", "P010_10LE"] {
-            let format = try negotiated(after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert")
+            // videoconvert ranks 8-bit I420 (a depth loss) above 16-bit RGB (a colour-space change plus format,
+            // chroma and alpha changes), so a 10-bit source needs its 16-bit format pinned, as `ftgst export` does.
+            XCTAssertEqual(try negotiated(after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert"),
+                           "I420")
+            let format = try negotiated(after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert ! "
+                + "video/x-raw,format={RGBA64_LE,BGRA64_LE}")
             guard case .packed16 = LUTFilterElement.pixelFormat(named: format) else {
                 return XCTFail("\(tenBit) negotiated \(format), not a 16-bit format")
             }
@@ -292,7 +304,9 @@ final class LUTFilterElementTests: XCTestCase {
         let listed = LUTFilterElement.capsDescription
         let lastEightBit = LUTFilterElement.formats.map { listed.range(of: " \($0.0),")!.lowerBound }.max()!
         let firstSixteenBit = LUTFilterElement.formats16.map { listed.range(of: " \($0.0)")!.lowerBound }.min()!
-        XCTAssertLessThan(lastEightBit, firstSixteenBit, listed)
+        let yuv = LUTFilterElement.formatsYUV.map { listed.range(of: " \($0.0),")!.lowerBound }
+        XCTAssertLessThan(lastEightBit, yuv.min()!, listed)
+        XCTAssertLessThan(yuv.max()!, firstSixteenBit, listed)
     }
 
     func testPreviewRecipeCarriesTheLookAfterScaling() {

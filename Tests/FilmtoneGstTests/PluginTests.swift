@@ -22,7 +22,7 @@ final class PluginTests: XCTestCase {
         let result = try gst("gst-inspect-1.0", ["ftlut"])
         XCTAssertEqual(result.status, 0, result.stderr)
         for text in ["Film look LUT", "filmtone", "input-lut", "creative-lut", "intensity", "interpolation",
-                     "tetrahedral", "trilinear", "nearest", "RGBx", "RGBA64_LE"] {
+                     "tetrahedral", "trilinear", "nearest", "RGBx", "I420", "NV12", "RGBA64_LE"] {
             XCTAssertTrue(result.stdout.contains(text), "gst-inspect-1.0 ftlut lacks \(text)")
         }
     }
@@ -87,6 +87,37 @@ final class PluginTests: XCTestCase {
             XCTAssertEqual(sample(output, at + 6), sample(inputBytes, at + 6), "alpha")
         }
         XCTAssertLessThanOrEqual(worst, 32, "the plugin's 16-bit pixels against the reference, in 16-bit codes")
+    }
+
+    func testGstLaunchAppliesTheLookToI420InPlace() throws {
+        let look = LUTFilterElementTests.look
+        let raw = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("frame.i420").path
+        // 64×48 I420: rows unpadded (Y 64 bytes, U and V 32), so the file is three compact planes.
+        let caps = "video/x-raw,format=I420,width=64,height=48"
+        let launched = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
+                                                  "ftlut", "creative-lut=\(look)", "intensity=0.7", "!", "filesink",
+                                                  "location=\(raw)"])
+        XCTAssertEqual(launched.status, 0, launched.stderr)
+        let input = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
+                                               "filesink", "location=\(raw).in"])
+        XCTAssertEqual(input.status, 0, input.stderr)
+        func frame(_ path: String) throws -> Frame420 {
+            let bytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: path)))
+            XCTAssertEqual(bytes.count, 64 * 48 * 3 / 2)
+            return Frame420(width: 64, height: 48, y: Array(bytes[0..<3072]), u: Array(bytes[3072..<3840]),
+                            v: Array(bytes[3840..<4608]))
+        }
+        let (output, source) = (try frame(raw), try frame(raw + ".in"))
+        XCTAssertNotEqual(output, source)
+        let reference = try Look(creativeLUT: try CubeLUT.load(path: look), intensity: 0.7)
+        // 48 lines without colorimetry in the caps: GStreamer's default, BT.601 limited range.
+        XCTAssertLessThanOrEqual(output.maxDifference(source.reference(reference, .bt601)), 1,
+                                 "the plugin's I420 samples against the reference")
+        // The same look on NV12, the launch line as is.
+        let nv12 = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=5", "!",
+                                              "video/x-raw,format=NV12,width=161,height=91", "!", "ftlut",
+                                              "creative-lut=\(look)", "!", "fakesink"])
+        XCTAssertEqual(nv12.status, 0, nv12.stderr)
     }
 
     func testABadLUTFailsTheLaunchWithTheFileAndLine() throws {

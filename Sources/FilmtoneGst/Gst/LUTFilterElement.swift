@@ -6,8 +6,9 @@ import Foundation
 // gst-launch-1.0 videotestsrc num-buffers=30 ! ftlut creative-lut=look.cube intensity=0.8 ! videoconvert ! fakesink
 //
 // Two LUT slots (an input transform, then a creative look blended by intensity) applied in place to packed 8-bit
-// RGB frames, or packed 16-bit RGB (RGBA64_LE & co., for 10-bit sources). The `.cube` files are parsed once, in
-// start(); the frame loop is `LUTKernel` (8-bit) or `LUTKernel16`. A file that cannot be
+// RGB frames, 8-bit 4:2:0 YUV (I420, NV12: no conversion to RGB and back), or packed 16-bit RGB (RGBA64_LE & co.,
+// for 10-bit sources). The `.cube` files are parsed once, in start(); the frame loop is `LUTKernel` (8-bit RGB),
+// `YUVKernel` (built per negotiated colorimetry) or `LUTKernel16`. A file that cannot be
 // read posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, both from this element: the library
 // maps them to FILE_NOT_FOUND and LUT_INVALID.
 //
@@ -47,10 +48,14 @@ final class LUTFilterState: @unchecked Sendable {
     /// The 16-bit kernel and the settings it was built for, kept apart from the 8-bit one.
     private var kernel16: LUTKernel16? = nil
     private var builtFor16: Settings? = nil
+    /// The YUV kernel (its colorimetry inside it) and the settings it was built for.
+    private var kernelYUV: YUVKernel? = nil
+    private var builtForYUV: Settings? = nil
     private var negotiatedFormat: LUTFilterElement.PixelFormat? = nil
 
-    /// The negotiated format's depth and where R, G, B sit in it (set_info), read by the frame loop. Moving to the
-    /// other depth releases the kernel of the old one (the 8-bit one holds 64 MiB).
+    /// The negotiated format's depth and where R, G, B sit in it, or the YUV layout and colorimetry (set_info),
+    /// read by the frame loop. Moving to another kind releases the kernels of the others (the 8-bit RGB and the
+    /// YUV ones hold 64 MiB each), and a YUV kernel built for another colorimetry.
     var format: LUTFilterElement.PixelFormat? {
         get {
             lock.lock()
@@ -61,8 +66,11 @@ final class LUTFilterState: @unchecked Sendable {
             lock.lock()
             negotiatedFormat = newValue
             switch newValue {
-            case .packed8: (kernel16, builtFor16) = (nil, nil)
-            case .packed16: (kernel, builtFor) = (nil, nil)
+            case .packed8: (kernel16, builtFor16, kernelYUV, builtForYUV) = (nil, nil, nil, nil)
+            case .packed16: (kernel, builtFor, kernelYUV, builtForYUV) = (nil, nil, nil, nil)
+            case .yuv420(_, let colorimetry):
+                (kernel, builtFor, kernel16, builtFor16) = (nil, nil, nil, nil)
+                if kernelYUV?.colorimetry != colorimetry { (kernelYUV, builtForYUV) = (nil, nil) }
             case nil: break
             }
             lock.unlock()
@@ -88,7 +96,7 @@ final class LUTFilterState: @unchecked Sendable {
         let creative = try wanted.creativeLUT.flatMap { $0.isEmpty ? nil : try CubeLUT.load(path: $0) }
         lock.lock()
         luts = (input, creative)
-        (kernel, builtFor, kernel16, builtFor16) = (nil, nil, nil, nil)
+        (kernel, builtFor, kernel16, builtFor16, kernelYUV, builtForYUV) = (nil, nil, nil, nil, nil, nil)
         lock.unlock()
         return input != nil || creative != nil
     }
@@ -96,27 +104,36 @@ final class LUTFilterState: @unchecked Sendable {
     func stop() {
         lock.lock()
         luts = (nil, nil)
-        (kernel, builtFor, kernel16, builtFor16) = (nil, nil, nil, nil)
+        (kernel, builtFor, kernel16, builtFor16, kernelYUV, builtForYUV) = (nil, nil, nil, nil, nil, nil)
         lock.unlock()
     }
 
     /// The kernel for the current settings, built on first use after start() or a property change. The build
     /// (a 64 MiB table, ≈ 80 ms) runs outside the lock, so property calls from other threads never wait for it.
     func currentKernel() throws -> LUTKernel {
-        try cachedKernel(\.kernel, \.builtFor, LUTKernel.init(look:))
+        try cachedKernel(\.kernel, \.builtFor, build: LUTKernel.init(look:))
     }
 
     /// The 16-bit kernel for the current settings, built on first use like `currentKernel()` (a few ms: no table).
     func currentKernel16() throws -> LUTKernel16 {
-        try cachedKernel(\.kernel16, \.builtFor16, LUTKernel16.init(look:))
+        try cachedKernel(\.kernel16, \.builtFor16, build: LUTKernel16.init(look:))
+    }
+
+    /// The YUV kernel for the current settings and `colorimetry`, built on first use like `currentKernel()` (the
+    /// RGB table, then the YUV table from it; the RGB kernel is not kept).
+    func currentKernelYUV(_ colorimetry: YUVColorimetry) throws -> YUVKernel {
+        try cachedKernel(\.kernelYUV, \.builtForYUV, fits: { $0.colorimetry == colorimetry }) {
+            YUVKernel(look: $0, colorimetry: colorimetry)
+        }
     }
 
     private func cachedKernel<K>(
         _ kernel: ReferenceWritableKeyPath<LUTFilterState, K?>,
-        _ builtFor: ReferenceWritableKeyPath<LUTFilterState, Settings?>, _ build: (Look) -> K
+        _ builtFor: ReferenceWritableKeyPath<LUTFilterState, Settings?>, fits: (K) -> Bool = { _ in true },
+        build: (Look) -> K
     ) throws -> K {
         lock.lock()
-        if let cached = self[keyPath: kernel], self[keyPath: builtFor] == settings {
+        if let cached = self[keyPath: kernel], self[keyPath: builtFor] == settings, fits(cached) {
             lock.unlock()
             return cached
         }
@@ -141,10 +158,19 @@ enum LUTFilterElement {
     static let factoryName = "ftlut"
     static let typeName = "GstFtLut"
 
-    /// A negotiated format: its depth, and where R, G, B sit in a pixel.
+    /// A negotiated format: its depth, and where R, G, B sit in a pixel; or 8-bit 4:2:0 YUV and its colorimetry.
     enum PixelFormat: Equatable {
         case packed8(PackedRGBLayout)
         case packed16(PackedRGB16Layout)
+        case yuv420(YUV420Layout, YUVColorimetry)
+    }
+
+    /// How the chroma of an 8-bit 4:2:0 format is stored.
+    enum YUV420Layout: Equatable {
+        /// Three planes: Y, U, V.
+        case i420
+        /// Two planes: Y, then U and V interleaved.
+        case nv12
     }
 
     /// The caps both pads accept: packed 8-bit RGB in any channel order (the kernel addresses channels by offset).
@@ -160,13 +186,20 @@ enum LUTFilterElement {
         ("RGBA64_LE", .rgba64), ("BGRA64_LE", .bgra64), ("ARGB64_LE", .argb64), ("ABGR64_LE", .abgr64),
         ("ARGB64", .argb64),
     ]
-    static func pixelFormat(named name: String) -> PixelFormat? {
+    /// Between the two: 8-bit 4:2:0 YUV, processed without a conversion pass (`YUVKernel`). After the 8-bit RGB
+    /// formats, and answered after them in caps queries, so that a source offering both (videotestsrc) still
+    /// fixates the RGB format it did before; a videoconvert after a YUV source now passes I420 or NV12 through.
+    static let formatsYUV: [(String, YUV420Layout)] = [("I420", .i420), ("NV12", .nv12)]
+
+    /// The format named `name` (a GStreamer format string); `colorimetry` only matters for YUV formats.
+    static func pixelFormat(named name: String, colorimetry: YUVColorimetry = .bt601) -> PixelFormat? {
         if let layout = formats.first(where: { $0.0 == name })?.1 { return .packed8(layout) }
+        if let layout = formatsYUV.first(where: { $0.0 == name })?.1 { return .yuv420(layout, colorimetry) }
         if let layout = formats16.first(where: { $0.0 == name })?.1 { return .packed16(layout) }
         return nil
     }
     static var capsDescription: String {
-        let names = formats.map(\.0) + formats16.map(\.0)
+        let names = formats.map(\.0) + formatsYUV.map(\.0) + formats16.map(\.0)
         return "video/x-raw, format=(string){ \(names.joined(separator: ", ")) }, "
             + "width=(int)[ 1, max ], height=(int)[ 1, max ], framerate=(fraction)[ 0/1, max ]"
     }
@@ -375,11 +408,12 @@ enum LUTFilterElement {
         return 1
     }
 
-    /// Caps queries answered with every 8-bit format before any 16-bit one. GstBaseTransform answers in the order of
-    /// the asking peer's filter, so a source that lists 16-bit formats first (videotestsrc's AYUV64, ARGB64, …)
-    /// would fixate a 16-bit format and leave the 8-bit path just because the element now accepts both. With this
-    /// order it picks the 8-bit format it picked before 16-bit formats existed; a peer that chooses by depth
-    /// (videoconvert scores formats by what they lose) still gives a 10-bit source a 16-bit format.
+    /// Caps queries answered with every 8-bit RGB format first, then the 8-bit YUV ones, then the 16-bit ones.
+    /// GstBaseTransform answers in the order of the asking peer's filter, so a source that lists 16-bit or YUV
+    /// formats first (videotestsrc's AYUV64, ARGB64, …, I420, …) would fixate one of them and leave the 8-bit RGB
+    /// path just because the element now accepts them. With this order it picks the 8-bit RGB format it picked
+    /// before the other formats existed; a peer that chooses by what a format loses (videoconvert) still keeps a
+    /// YUV source in YUV and gives a 10-bit source a 16-bit format.
     private static let query: @convention(c) (
         UnsafeMutablePointer<GstBaseTransform>?, GstPadDirection, UnsafeMutablePointer<GstQuery>?
     ) -> gboolean = { transform, direction, query in
@@ -389,7 +423,7 @@ enum LUTFilterElement {
         if query.pointee.type == GST_QUERY_CAPS {
             var result: UnsafeMutablePointer<GstCaps>? = nil
             gst_query_parse_caps_result(query, &result)  // borrowed from the query
-            if let result, let reordered = eightBitFirst(result) {
+            if let result, let reordered = eightBitRGBFirst(result) {
                 gst_query_set_caps_result(query, reordered)  // the query takes its own reference
                 gst_caps_unref(reordered)
             }
@@ -397,34 +431,34 @@ enum LUTFilterElement {
         return 1
     }
 
-    /// `caps` with the structures (and the formats inside a structure's format list) split by depth, 8-bit
-    /// first, each part in its original order; nil when that changes nothing. Transfer full.
-    private static func eightBitFirst(_ caps: UnsafeMutablePointer<GstCaps>) -> UnsafeMutablePointer<GstCaps>? {
+    /// `caps` with the structures (and the formats inside a structure's format list) split into tiers, 8-bit RGB
+    /// first, then 8-bit YUV, then the rest (16-bit, or no format), each tier in its original order; nil when that
+    /// changes nothing. Transfer full.
+    private static func eightBitRGBFirst(_ caps: UnsafeMutablePointer<GstCaps>) -> UnsafeMutablePointer<GstCaps>? {
         guard gst_caps_is_any(caps) == 0 else { return nil }
         // New structures (owned until appended) with the index of the structure they came from, for its features.
-        var eight: [(UnsafeMutablePointer<GstStructure>, guint)] = []
-        var rest: [(UnsafeMutablePointer<GstStructure>, guint)] = []
-        func isEightBit(_ value: UnsafePointer<GValue>) -> Bool {
-            value.pointee.g_type == ftgst_type_string()
-                && formats.contains { $0.0 == GLib.borrowString(g_value_get_string(value)) }
+        var tiers: [[(UnsafeMutablePointer<GstStructure>, guint)]] = [[], [], []]
+        func tier(_ value: UnsafePointer<GValue>?) -> Int {
+            guard let value, value.pointee.g_type == ftgst_type_string() else { return 2 }
+            let name = GLib.borrowString(g_value_get_string(value))
+            if formats.contains(where: { $0.0 == name }) { return 0 }
+            return formatsYUV.contains(where: { $0.0 == name }) ? 1 : 2
         }
         for index in 0..<gst_caps_get_size(caps) {
             let structure = gst_caps_get_structure(caps, index)!  // borrowed
             guard let format = gst_structure_get_value(structure, "format"),
                   format.pointee.g_type == gst_value_list_get_type()
             else {
-                let eightBit = gst_structure_get_value(structure, "format").map(isEightBit) ?? false
-                if eightBit { eight.append((gst_structure_copy(structure), index)) }
-                else { rest.append((gst_structure_copy(structure), index)) }
+                tiers[tier(gst_structure_get_value(structure, "format"))].append((gst_structure_copy(structure), index))
                 continue
             }
-            // A format list: one copy of the structure per depth, each with its part of the list.
-            for wantEightBit in [true, false] {
+            // A format list: one copy of the structure per tier, each with its part of the list.
+            for wanted in tiers.indices {
                 var list = GValue()
                 g_value_init(&list, gst_value_list_get_type())
                 for item in 0..<gst_value_list_get_size(format) {
                     let value = gst_value_list_get_value(format, item)!
-                    if isEightBit(value) == wantEightBit { gst_value_list_append_value(&list, value) }
+                    if tier(value) == wanted { gst_value_list_append_value(&list, value) }
                 }
                 guard gst_value_list_get_size(&list) > 0 else {
                     g_value_unset(&list)
@@ -432,11 +466,11 @@ enum LUTFilterElement {
                 }
                 let copy = gst_structure_copy(structure)!
                 gst_structure_take_value(copy, "format", &list)  // takes the list
-                if wantEightBit { eight.append((copy, index)) } else { rest.append((copy, index)) }
+                tiers[wanted].append((copy, index))
             }
         }
         let reordered = gst_caps_new_empty()!
-        for (structure, index) in eight + rest {
+        for (structure, index) in tiers.joined() {
             // Takes the structure and the features copy.
             gst_caps_append_structure_full(reordered, structure, gst_caps_get_features(caps, index).flatMap {
                 gst_caps_features_copy($0)
@@ -449,16 +483,29 @@ enum LUTFilterElement {
         return reordered
     }
 
-    /// Negotiated caps: remember the depth and where R, G and B sit in a pixel.
+    /// Negotiated caps: remember the depth and where R, G and B sit in a pixel, or the YUV layout and colorimetry.
     private static let setInfo: @convention(c) (
         UnsafeMutablePointer<GstVideoFilter>?, UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstVideoInfo>?,
         UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstVideoInfo>?
     ) -> gboolean = { filter, _, inInfo, _, _ in
         guard let filter, let inInfo, let formatInfo = inInfo.pointee.finfo else { return 0 }
         let name = GLib.borrowString(formatInfo.pointee.name) ?? ""
-        guard let format = pixelFormat(named: name) else { return 0 }
+        guard let format = pixelFormat(named: name, colorimetry: colorimetry(of: inInfo.pointee)) else { return 0 }
+        log(GST_LEVEL_INFO, UnsafeMutableRawPointer(filter), "format \(name): \(format)")
         state(of: UnsafeMutableRawPointer(filter)).format = format
         return 1
+    }
+
+    /// The YUV matrix and range of negotiated caps (`GstVideoInfo.colorimetry`, which gst_video_info_from_caps
+    /// fills with GStreamer's defaults when the caps have none); a matrix without Kr/Kb (RGB, unknown) falls back
+    /// to GStreamer's default for the frame height, an unknown range to limited.
+    static func colorimetry(of info: GstVideoInfo) -> YUVColorimetry {
+        var (kr, kb) = (0.0, 0.0)
+        let fullRange = info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255
+        guard gst_video_color_matrix_get_Kr_Kb(info.colorimetry.matrix, &kr, &kb) != 0 else {
+            return YUVColorimetry.gstreamerDefault(height: Int(info.height)).fullRange(fullRange)
+        }
+        return YUVColorimetry(kr: kr, kb: kb, fullRange: fullRange)
     }
 
     /// The frame, in place, rows walked by stride (padding never touched).
@@ -473,6 +520,20 @@ enum LUTFilterElement {
         let stride = Int(ftgst_video_frame_stride(frame, 0))
         do {
             switch format {
+            case .yuv420(let layout, let colorimetry):
+                // Chroma plane(s) walked by their own strides: 1 (NV12, U and V interleaved) or 1 and 2 (I420).
+                guard let chroma = ftgst_video_frame_plane(frame, 1) else { return GST_FLOW_ERROR }
+                let chromaStride = Int(ftgst_video_frame_stride(frame, 1))
+                let planes: YUV420Planes
+                switch layout {
+                case .i420:
+                    guard let cr = ftgst_video_frame_plane(frame, 2) else { return GST_FLOW_ERROR }
+                    planes = .i420(luma: data, lumaStride: stride, cb: chroma, cr: cr, chromaStride: chromaStride,
+                                   crStride: Int(ftgst_video_frame_stride(frame, 2)))
+                case .nv12:
+                    planes = .nv12(luma: data, lumaStride: stride, chroma: chroma, chromaStride: chromaStride)
+                }
+                try state.currentKernelYUV(colorimetry).apply(to: planes, width: width, height: height)
             case .packed8(let layout):
                 try state.currentKernel().apply(to: data, width: width, height: height, stride: stride, layout: layout)
             case .packed16(let layout):

@@ -40,14 +40,7 @@ final class ColourTable: @unchecked Sendable {
     static let byteCount = entryCount * MemoryLayout<UInt32>.stride
 
     init(look: Look) {
-        var raw: UnsafeMutableRawPointer? = nil
-        // 2 MiB alignment: the huge-page size on x86-64 (and arm64 with 4 KiB pages).
-        guard posix_memalign(&raw, 2 << 20, Self.byteCount) == 0, let raw else {
-            fatalError("LUTKernel: cannot allocate its 64 MiB colour table")
-        }
-        // Advice only: failure (no THP support) leaves ordinary pages.
-        _ = madvise(raw, Self.byteCount, Int32(MADV_HUGEPAGE))
-        entries = raw.bindMemory(to: UInt32.self, capacity: Self.entryCount)
+        entries = Self.allocateEntries()
         let builder = ColourTableBuilder(look: look, levels: 256)
         #if DEBUG
             lazyFill = LazyFill(builder)
@@ -61,6 +54,34 @@ final class ColourTable: @unchecked Sendable {
     deinit {
         lazyFill?.builder.deallocate()
         free(entries)
+    }
+
+    /// 2²⁴ uninitialised entries, 2 MiB-aligned and advised for huge pages (see above); release with `free`.
+    /// Shared with `YUVKernel`'s table of the same size.
+    static func allocateEntries() -> UnsafeMutablePointer<UInt32> {
+        var raw: UnsafeMutableRawPointer? = nil
+        // 2 MiB alignment: the huge-page size on x86-64 (and arm64 with 4 KiB pages).
+        guard posix_memalign(&raw, 2 << 20, byteCount) == 0, let raw else {
+            fatalError("LUTKernel: cannot allocate a 64 MiB colour table")
+        }
+        // Advice only: failure (no THP support) leaves ordinary pages.
+        _ = madvise(raw, byteCount, Int32(MADV_HUGEPAGE))
+        return raw.bindMemory(to: UInt32.self, capacity: entryCount)
+    }
+
+    /// Whether every entry is filled (release builds); debug builds fill rows lazily and answer through
+    /// `entries(at:into:)`.
+    var isFilled: Bool { lazyFill == nil }
+
+    /// The entries at 256 arbitrary indices (`YUVKernel`'s build). Release builds load them from the table; debug
+    /// builds evaluate each one (`ColourTableBuilder.evaluate`), without filling the table: a YUV row's inputs
+    /// are spread over up to 256 table rows, and filling those would cost 256 times the work.
+    func entries(at indices: UnsafePointer<UInt32>, into out: UnsafeMutablePointer<UInt32>) {
+        if let lazy = lazyFill {
+            lazy.builder.evaluate(indices, into: out)
+            return
+        }
+        for index in 0..<256 { out[index] = entries[Int(indices[index])] }
     }
 
     // MARK: - Debug builds
@@ -282,6 +303,30 @@ struct ColourTableBuilder: @unchecked Sendable {
             }
             Self.packRow(values, into: entries + (blue << 16 | green << 8))
         }
+    }
+
+    /// Entries for 256 arbitrary 8-bit inputs (`r | g << 8 | b << 16`), each evaluated alone with `firstStage`
+    /// and `finish` (as `LUTKernel16` does) and packed like a table row: a table's entries up to float rounding.
+    func evaluate(_ indices: UnsafePointer<UInt32>, into out: UnsafeMutablePointer<UInt32>) {
+        precondition(levels == 256, "8-bit inputs")
+        switch interpolation {
+        case .tetrahedral: evaluate(indices, out, Tetrahedral.self)
+        case .trilinear: evaluate(indices, out, Trilinear.self)
+        case .nearest: evaluate(indices, out, Nearest.self)
+        }
+    }
+
+    private func evaluate<S: CellSampler>(
+        _ indices: UnsafePointer<UInt32>, _ out: UnsafeMutablePointer<UInt32>, _: S.Type
+    ) {
+        let values = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: 256)
+        defer { values.deallocate() }
+        for entry in 0..<256 {
+            let index = Int(indices[entry])
+            let (red, green, blue) = (index & 255, index >> 8 & 255, index >> 16 & 255)
+            values[entry] = finish(firstStage(red, green, blue, S.self), red, green, blue, S.self)
+        }
+        Self.packRow(values, into: out)
     }
 
     /// The first table at one input given as codes (0..<levels per channel): its cells from `cells` (exactly the

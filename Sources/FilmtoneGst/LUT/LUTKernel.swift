@@ -59,14 +59,15 @@ public final class LUTKernel: @unchecked Sendable {
         }
     }
 
-    private enum Plan {
+    /// Internal so that `YUVKernel` can build its table from this kernel's results.
+    enum Plan {
         case identity
         /// `[red 0…255, green 0…255, blue 0…255]` output codes.
         case perChannel([UInt8])
         case fullTable(ColourTable)
     }
 
-    private let plan: Plan
+    let plan: Plan
 
     /// Builds the tables for `look`. For a look with a 3D table this evaluates it 16.8 M times, on every core
     /// (≈ 80 ms wall for a 33³ LUT on the 2-core test machine, see docs/PERFORMANCE.md): build a kernel once per
