@@ -126,6 +126,12 @@ final class ExportDepthTests: XCTestCase {
                        ["video/x-raw,format=RGBA64_LE", "!"])
         XCTAssertEqual(ExportPlan.workingFormat(look: true, depth: 8, sourceDepth: 10),
                        ["video/x-raw,format=BGRx", "!"])
+        XCTAssertEqual(ExportPlan.workingFormat(look: true, depth: 8, sourceDepth: 8, encoderFormat: "I420"),
+                       ["video/x-raw,format=I420", "!"], "no conversion pass in front of a 4:2:0 encoder")
+        XCTAssertEqual(ExportPlan.workingFormat(look: true, depth: 10, sourceDepth: 10, encoderFormat: "I420_10LE"),
+                       ["video/x-raw,format=RGBA64_LE", "!"])
+        XCTAssertEqual(ExportPlan.encoderFormat(h264), "I420")
+        XCTAssertEqual(ExportPlan.encoderFormat(prores), "I422_10LE")
         XCTAssertEqual(ExportPlan.workingFormat(look: false, depth: 8, sourceDepth: 8), [])
         XCTAssertEqual(ExportPlan.workingFormat(look: false, depth: 8, sourceDepth: 10), ["video/x-raw,format=Y444"])
     }

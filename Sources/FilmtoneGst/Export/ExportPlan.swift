@@ -67,8 +67,10 @@ struct ExportPlan: Equatable {
             case "{size}":
                 words += ["capsfilter", "name=size",
                           "caps=video/x-raw,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1"]
-            case "{look}": words += workingFormat(look: inputs.look != nil, depth: depth, sourceDepth: inputs.sourceDepth)
-                + (inputs.look.map(lookWords) ?? [])
+            case "{look}":
+                words += workingFormat(look: inputs.look != nil, depth: depth, sourceDepth: inputs.sourceDepth,
+                                       encoderFormat: encoderFormat(preset))
+                    + (inputs.look.map(lookWords) ?? [])
             case "{trim}": words += trimWords(inputs.trim, name: "trim")
             case "{audio}": words += audioWords(audio, trim: trimWords(inputs.trim, name: "audiotrim"))
             case "{output}": words += ["filesink", "location=\(inputs.output)"]
@@ -115,10 +117,23 @@ struct ExportPlan: Equatable {
     /// 16-bit path; without the pin videoconvert would pick 16 bits for a 10-bit source even at `--depth 8`).
     /// Without a look, `--depth 8` on a deeper source (or one of unknown depth) still passes the picture through 8 bits (Y444: no
     /// chroma lost), so the output shows what 8 bits would have kept.
-    static func workingFormat(look: Bool, depth: Int, sourceDepth: Int?) -> [String] {
-        if look { return [depth > 8 ? "video/x-raw,format=RGBA64_LE" : "video/x-raw,format=BGRx", "!"] }
+    ///
+    /// At 8 bits in front of a 4:2:0 encoder (`encoderFormat` I420) the look works on I420 itself: ftlut's Y'CbCr
+    /// table applies it in place, and the two full-frame conversions I420 → BGRx → I420 (which cost more CPU
+    /// than the look) disappear. Other encoders (4:4:4 FFV1, PNG's RGB, 4:2:2 ProRes) keep BGRx, which loses
+    /// no chroma.
+    static func workingFormat(look: Bool, depth: Int, sourceDepth: Int?, encoderFormat: String? = nil) -> [String] {
+        if look {
+            if depth > 8 { return ["video/x-raw,format=RGBA64_LE", "!"] }
+            return [encoderFormat == "I420" ? "video/x-raw,format=I420" : "video/x-raw,format=BGRx", "!"]
+        }
         if depth == 8 && (sourceDepth ?? 16) > 8 { return ["video/x-raw,format=Y444"] }
         return []
+    }
+
+    /// The format pinned in front of the preset's encoder: the last `video/x-raw,format=X` of its template.
+    static func encoderFormat(_ preset: ExportPreset) -> String? {
+        preset.template.last { $0.hasPrefix("video/x-raw,format=") }.map { String($0.dropFirst("video/x-raw,format=".count)) }
     }
 
     static func resolveAudio(_ mode: AudioMode, sourceCodec: String?, preset: ExportPreset) throws -> AudioMode {
