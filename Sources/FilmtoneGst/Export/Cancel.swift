@@ -25,7 +25,8 @@ final class ExportCancelController: @unchecked Sendable {
     private var running = false
     private var pending: CancelReason? = nil
 
-    /// An export starts: forget reasons from earlier runs, except a signal that arrived while it was starting.
+    /// An export starts. Reasons from earlier runs were forgotten by `end()`; a signal that arrived while this
+    /// one was starting is kept and stops it at its first check.
     func begin() {
         lock.lock()
         running = true

@@ -90,7 +90,7 @@ struct Workspace {
     var cancelRequested: Bool { access(cancelPath, F_OK) == 0 }
 }
 
-/// The held workspace lock; released (and the cancel request cleared) by `release()` or when it goes.
+/// The held workspace lock, released when this goes (the kernel releases it too if the process dies).
 final class WorkspaceLock {
     private let file: POSIXFile
 

@@ -12,8 +12,8 @@ import Foundation
 // read posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, both from this element: the library
 // maps them to FILE_NOT_FOUND and LUT_INVALID.
 //
-// The GObject type is registered by hand (the C macros G_DEFINE_TYPE & co. do not exist for Swift): class and
-// instance sizes are the parent's (from g_type_query) plus one pointer, which holds the element's Swift state.
+// The GObject type is registered by hand (the C macros G_DEFINE_TYPE & co. do not exist for Swift): `SwiftSubclass`
+// gives it the parent's sizes plus one pointer, which holds the element's Swift state (as for fttrim).
 
 /// Property defaults and ids, next to the properties (as GStreamer's own elements keep them).
 enum LUTFilterDefaults {
@@ -204,26 +204,14 @@ enum LUTFilterElement {
             + "width=(int)[ 1, max ], height=(int)[ 1, max ], framerate=(fraction)[ 0/1, max ]"
     }
 
-    /// Instance layout: the parent's instance, then one pointer to the retained `LUTFilterState`.
-    fileprivate static var stateOffset = 0
     fileprivate static var parentClass: UnsafeMutableRawPointer? = nil
     fileprivate static let debugCategory: UnsafeMutablePointer<GstDebugCategory>? =
         _gst_debug_category_new("ftlut", 0, "ftgst film-look LUT filter")
 
-    /// The GType, registered once per process (a second copy of this code, e.g. the loadable plugin inside a
-    /// process that already registered it statically, finds the existing type by name).
-    static let type: GType = {
-        // The offset first, even when the type exists: this copy's code must address instances the same way.
-        var query = GTypeQuery()
-        g_type_query(gst_video_filter_get_type(), &query)
-        let pointerSize = MemoryLayout<UnsafeMutableRawPointer>.size
-        stateOffset = (Int(query.instance_size) + pointerSize - 1) / pointerSize * pointerSize
-        let existing = g_type_from_name(typeName)
-        if existing != 0 { return existing }
-        return g_type_register_static_simple(
-            gst_video_filter_get_type(), typeName, query.class_size, classInit,
-            guint(stateOffset + pointerSize), instanceInit, GTypeFlags(rawValue: 0))
-    }()
+    /// The GType (a GstVideoFilter whose instances carry a `LUTFilterState`), registered once per process.
+    fileprivate static let subclass = SwiftSubclass<LUTFilterState>(
+        parent: gst_video_filter_get_type(), name: typeName, classInit: classInit, instanceInit: instanceInit)
+    static var type: GType { subclass.type }
 
     /// The interpolation enum type for the `interpolation` property (`g_enum_register_static` keeps pointers to
     /// its table forever, so the table and its strings are allocated once and never freed).
@@ -264,8 +252,7 @@ enum LUTFilterElement {
     }
 
     fileprivate static func state(of instance: UnsafeMutableRawPointer) -> LUTFilterState {
-        let slot = (instance + stateOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        return Unmanaged<LUTFilterState>.fromOpaque(slot.pointee!).takeUnretainedValue()
+        subclass.state(of: instance)
     }
 
     fileprivate static func log(_ level: GstDebugLevel, _ object: UnsafeMutableRawPointer?, _ message: String) {
@@ -333,15 +320,12 @@ enum LUTFilterElement {
     private static let instanceInit: @convention(c) (UnsafeMutablePointer<GTypeInstance>?, gpointer?) -> Void = {
         instance, _ in
         guard let instance else { return }
-        let slot = (UnsafeMutableRawPointer(instance) + stateOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        slot.pointee = Unmanaged.passRetained(LUTFilterState()).toOpaque()
+        subclass.attach(LUTFilterState(), to: UnsafeMutableRawPointer(instance))
     }
 
     private static let finalize: @convention(c) (UnsafeMutablePointer<GObject>?) -> Void = { object in
         guard let object else { return }
-        let slot = (UnsafeMutableRawPointer(object) + stateOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        if let state = slot.pointee { Unmanaged<LUTFilterState>.fromOpaque(state).release() }
-        slot.pointee = nil
+        subclass.detach(from: UnsafeMutableRawPointer(object))
         let parent = parentClass!.assumingMemoryBound(to: GObjectClass.self)
         parent.pointee.finalize?(object)
     }

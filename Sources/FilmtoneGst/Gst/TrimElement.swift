@@ -117,29 +117,19 @@ enum TrimElement {
     static let factoryName = "fttrim"
     static let typeName = "GstFtTrim"
 
-    fileprivate static var stateOffset = 0
     fileprivate static var parentClass: UnsafeMutableRawPointer? = nil
 
-    /// Registered once per process (see `LUTFilterElement.type` for why the offset is computed first).
-    static let type: GType = {
-        var query = GTypeQuery()
-        g_type_query(gst_base_transform_get_type(), &query)
-        let pointerSize = MemoryLayout<UnsafeMutableRawPointer>.size
-        stateOffset = (Int(query.instance_size) + pointerSize - 1) / pointerSize * pointerSize
-        let existing = g_type_from_name(typeName)
-        if existing != 0 { return existing }
-        return g_type_register_static_simple(
-            gst_base_transform_get_type(), typeName, query.class_size, classInit,
-            guint(stateOffset + pointerSize), instanceInit, GTypeFlags(rawValue: 0))
-    }()
+    /// The GType (a GstBaseTransform whose instances carry a `TrimState`), registered once per process.
+    fileprivate static let subclass = SwiftSubclass<TrimState>(
+        parent: gst_base_transform_get_type(), name: typeName, classInit: classInit, instanceInit: instanceInit)
+    static var type: GType { subclass.type }
 
     static func register(in plugin: OpaquePointer?) -> Bool {
         gst_element_register(plugin, factoryName, guint(GST_RANK_NONE.rawValue), type) != 0
     }
 
     fileprivate static func state(of instance: UnsafeMutableRawPointer) -> TrimState {
-        let slot = (instance + stateOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        return Unmanaged<TrimState>.fromOpaque(slot.pointee!).takeUnretainedValue()
+        subclass.state(of: instance)
     }
 
     private static var parentTransformClass: UnsafeMutablePointer<GstBaseTransformClass> {
@@ -178,8 +168,7 @@ enum TrimElement {
     private static let instanceInit: @convention(c) (UnsafeMutablePointer<GTypeInstance>?, gpointer?) -> Void = {
         instance, _ in
         guard let instance else { return }
-        let slot = (UnsafeMutableRawPointer(instance) + stateOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        slot.pointee = Unmanaged.passRetained(TrimState()).toOpaque()
+        subclass.attach(TrimState(), to: UnsafeMutableRawPointer(instance))
         // In place, not pass-through: timestamps of a straddling frame are rewritten, so the buffer is made
         // writable first (a shallow copy at most: the pixels are shared, never copied).
         let transform = UnsafeMutableRawPointer(instance).assumingMemoryBound(to: GstBaseTransform.self)
@@ -189,9 +178,7 @@ enum TrimElement {
 
     private static let finalize: @convention(c) (UnsafeMutablePointer<GObject>?) -> Void = { object in
         guard let object else { return }
-        let slot = (UnsafeMutableRawPointer(object) + stateOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        if let state = slot.pointee { Unmanaged<TrimState>.fromOpaque(state).release() }
-        slot.pointee = nil
+        subclass.detach(from: UnsafeMutableRawPointer(object))
         parentClass!.assumingMemoryBound(to: GObjectClass.self).pointee.finalize?(object)
     }
 
