@@ -370,6 +370,25 @@ final class ExportCLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: output))
     }
 
+    func testRequestsThatCannotBeExportedAreRefusedWithTheirCodes() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let photo = try TestEnvironment.fixture("photo.jpg")
+        let refused = try export(clip, work.appendingPathComponent("clip.webm").path)
+        assertFailure(refused, code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertTrue(refused.stderr.contains("no preset writes '.webm'"), refused.stderr)
+        assertFailure(try export(clip, work.appendingPathComponent("clip.png").path), code: "INVALID_ARGUMENT",
+                      status: 64)
+        assertFailure(try export(photo, work.appendingPathComponent("p.jpg").path, ["--start-ms", "5"]),
+                      code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(try export(photo, work.appendingPathComponent("p.jpg").path, ["--mezzanine"]),
+                      code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(try export(try TestEnvironment.fixture("tone.m4a"), work.appendingPathComponent("t.mp4").path),
+                      code: "UNSUPPORTED_FORMAT", status: 67)
+        assertFailure(try export(clip, work.appendingPathComponent("c.mp4").path, ["--depth", "12"]),
+                      code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertEqual(names(in: work).filter { $0 != "workspace" }, [], "nothing written for any of them")
+    }
+
     func testRemoteSourceWithHeadersAndARemoteFailure() throws {
         let root = try TestEnvironment.temporaryDirectory(self)
         try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
