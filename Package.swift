@@ -1,5 +1,12 @@
-// swift-tools-version:5.9
+// swift-tools-version:6.0
 // ftgst: a media engine for Linux on GStreamer. No outside Swift packages: the machines cannot fetch them.
+//
+// The targets are the layers (docs/ARCHITECTURE.md#layers); each depends only on those below it:
+//
+//   ftgst (CLI) ─► FilmtoneGst (features, the public API)
+//                    ├─► FilmtoneElements (ftlut, fttrim, the plugin) ─► GstKit ─► CGst
+//                    ├─► ImageCodecs ─► CImageCodecs
+//                    └─► FilmtoneLooks (pure Swift) ─► FilmtoneCore (pure Swift)
 import PackageDescription
 
 let package = Package(
@@ -7,26 +14,49 @@ let package = Package(
     products: [
         .library(name: "FilmtoneGst", targets: ["FilmtoneGst"]),
         .executable(name: "ftgst", targets: ["ftgst"]),
-        // The loadable GStreamer plugin (libgstfilmtone.so): the same library, exporting
-        // gst_plugin_filmtone_get_desc. `make plugin` copies it to .build/gst-plugins/.
-        .library(name: "gstfilmtone", type: .dynamic, targets: ["FilmtoneGst"]),
+        // The loadable GStreamer plugin (libgstfilmtone.so): the elements module alone (with the wrapper, looks
+        // and core modules it stands on), exporting gst_plugin_filmtone_get_desc. `make plugin` copies it to
+        // .build/gst-plugins/.
+        .library(name: "gstfilmtone", type: .dynamic, targets: ["FilmtoneElements"]),
     ],
     targets: [
-        // Module map over GStreamer (core, base, app, video, pbutils), TurboJPEG and libpng. Include and link
-        // flags come from pkg-config; the extra libraries are `link` lines in the module map.
+        // GStreamer only (core, base, app, video, pbutils). Include and link flags come from pkg-config; the extra
+        // libraries are `link` lines in the module map.
         .systemLibrary(
             name: "CGst",
             pkgConfig: "gstreamer-video-1.0",
-            providers: [
-                .apt([
-                    "libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev", "libturbojpeg0-dev", "libpng-dev",
-                ])
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
+        ),
+        // The image codecs: TurboJPEG and libpng (their headers are in the default include path).
+        .systemLibrary(
+            name: "CImageCodecs",
+            pkgConfig: "libpng",
+            providers: [.apt(["libturbojpeg0-dev", "libpng-dev"])]
+        ),
+        // Errors, JSON, files, subprocesses, SHA-256: pure Swift over Foundation, no C module.
+        .target(name: "FilmtoneCore"),
+        // .cube parsing, the reference look, the frame kernels: pure Swift, no C module.
+        .target(name: "FilmtoneLooks", dependencies: ["FilmtoneCore"]),
+        // The GStreamer wrapper: the only code that calls gst_*/g_* for the features.
+        .target(name: "GstKit", dependencies: ["CGst", "FilmtoneCore"]),
+        // ftgst's own GStreamer elements and the `filmtone` plugin entry point.
+        .target(name: "FilmtoneElements", dependencies: ["CGst", "GstKit", "FilmtoneLooks", "FilmtoneCore"]),
+        // JPEG and PNG encoding of packed RGB images.
+        .target(name: "ImageCodecs", dependencies: ["CImageCodecs", "FilmtoneCore"]),
+        // The features and the public API.
+        .target(
+            name: "FilmtoneGst",
+            dependencies: ["FilmtoneCore", "FilmtoneLooks", "GstKit", "FilmtoneElements", "ImageCodecs"]
+        ),
+        .executableTarget(name: "ftgst", dependencies: ["FilmtoneGst"]),
+        // Micro-benchmarks of the hot loops through the modules' APIs (bench/lut.sh); not installed.
+        .executableTarget(name: "ftgst-bench", dependencies: ["FilmtoneGst", "FilmtoneLooks"]),
+        .testTarget(
+            name: "FilmtoneGstTests",
+            dependencies: [
+                "FilmtoneGst", "FilmtoneCore", "FilmtoneLooks", "GstKit", "FilmtoneElements", "ImageCodecs", "CGst",
             ]
         ),
-        .target(name: "FilmtoneGst", dependencies: ["CGst"]),
-        .executableTarget(name: "ftgst", dependencies: ["FilmtoneGst"]),
-        // Micro-benchmarks of FilmtoneGst's hot loops through its public API (bench/lut.sh); not installed.
-        .executableTarget(name: "ftgst-bench", dependencies: ["FilmtoneGst"]),
-        .testTarget(name: "FilmtoneGstTests", dependencies: ["FilmtoneGst", "CGst"]),
-    ]
+    ],
+    swiftLanguageModes: [.v5]
 )

@@ -1,4 +1,4 @@
-// The C surface ftgst uses: GStreamer (core, base, app, video, pbutils), TurboJPEG and libpng.
+// The GStreamer surface ftgst uses: core, base, app, video, pbutils (the image codecs are CImageCodecs).
 // Shims exist only for what Swift cannot import as written (function-like macros, casts); each names what it replaces.
 #ifndef FTGST_CGST_SHIM_H
 #define FTGST_CGST_SHIM_H
@@ -9,8 +9,6 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
 #include <gst/pbutils/pbutils.h>
-#include <turbojpeg.h>
-#include <png.h>
 
 /// GST_CLOCK_TIME_NONE: imports, then fails to compile in Swift.
 static inline GstClockTime ftgst_clock_time_none(void) { return GST_CLOCK_TIME_NONE; }

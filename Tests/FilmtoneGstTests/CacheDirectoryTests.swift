@@ -1,5 +1,6 @@
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneCore
 
 final class CacheDirectoryTests: XCTestCase {
     private func entry(_ name: String, _ size: Int64, _ age: TimeInterval) -> CacheEntry {

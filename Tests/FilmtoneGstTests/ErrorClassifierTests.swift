@@ -1,6 +1,8 @@
 import CGst
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneCore
+@testable import GstKit
 
 final class ErrorClassifierTests: XCTestCase {
     private func cause(_ domain: String, _ code: Int, factory: String? = nil) -> FilmtoneError.GStreamerCause {

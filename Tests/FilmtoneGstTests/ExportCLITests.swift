@@ -6,6 +6,7 @@ import XCTest
 @testable import FilmtoneGst
 #if canImport(Glibc)
 import Glibc
+@testable import FilmtoneLooks
 #endif
 
 final class ExportCLITests: XCTestCase {

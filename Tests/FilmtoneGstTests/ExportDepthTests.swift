@@ -4,6 +4,7 @@
 import Foundation
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneLooks
 
 final class ExportDepthTests: XCTestCase {
     private var work: URL!

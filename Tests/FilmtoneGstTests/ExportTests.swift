@@ -3,6 +3,7 @@
 import Foundation
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneCore
 
 final class ExportPlanTests: XCTestCase {
     private func preset(_ body: String) throws -> ExportPreset {

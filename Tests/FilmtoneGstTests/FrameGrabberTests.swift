@@ -1,5 +1,6 @@
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneCore
 
 /// The driver in-process, on generated media.
 final class FrameGrabberTests: XCTestCase {

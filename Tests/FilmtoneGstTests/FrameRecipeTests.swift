@@ -1,5 +1,6 @@
 import XCTest
 @testable import FilmtoneGst
+@testable import GstKit
 
 final class FrameRecipeTests: XCTestCase {
     func testScalesDisplaySizeDownKeepingAspect() {

@@ -1,5 +1,7 @@
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneCore
+@testable import ImageCodecs
 
 final class ImageTests: XCTestCase {
     /// A gradient with a distinct colour per quadrant, so orientation and channel order both show.

@@ -1,10 +1,20 @@
 import CGst
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneCore
+@testable import FilmtoneElements
+@testable import FilmtoneLooks
+@testable import GstKit
 
 /// The `ftlut` element inside this process (registered statically by GstRuntime), against the reference
 /// evaluation of the same look.
 final class LUTFilterElementTests: XCTestCase {
+    /// ftlut is registered by the features before they build a pipeline; these tests build their own.
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try FilmtonePlugin.ensureRegistered()
+    }
+
     static let look = SharedLUTs.root.appendingPathComponent("colour-science/iridas_cube/Colour_Correct.cube").path
     static let gains = SharedLUTs.root.appendingPathComponent("colour-science/iridas_cube/RGB_1_0.5_0.25.cube").path
 

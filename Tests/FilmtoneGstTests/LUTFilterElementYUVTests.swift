@@ -1,11 +1,21 @@
 import CGst
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneCore
+@testable import FilmtoneElements
+@testable import FilmtoneLooks
+@testable import GstKit
 
 /// `ftlut` on 8-bit 4:2:0 YUV (I420, NV12) inside this process: against the naive block composition
 /// (`YUVKernelTests`), an identity LUT, and the conversion path it replaces (`videoconvert ! BGRx ! ftlut !
 /// videoconvert`).
 final class LUTFilterElementYUVTests: XCTestCase {
+    /// ftlut is registered by the features before they build a pipeline; these tests build their own.
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try FilmtonePlugin.ensureRegistered()
+    }
+
     static let look = LUTFilterElementTests.look
 
     /// Prerolls `description` (which ends in `appsink name=sink`) and returns its frame as compact planes, with the

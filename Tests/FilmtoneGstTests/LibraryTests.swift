@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneCore
 
 /// The pure parts of `save`: collision names, the default pictures folder, the ledger's text.
 final class LibraryTests: XCTestCase {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneCore
 
 final class MediaSourceTests: XCTestCase {
     func testPathsAndFileURIs() throws {

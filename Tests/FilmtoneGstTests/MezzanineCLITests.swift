@@ -1,5 +1,6 @@
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneCore
 
 /// `ftgst mezzanine` and `ftgst preview --mezzanine` end to end through the built binary, on copies of the long-GOP
 /// fixture (120 frames, one keyframe) so that a test can touch, rewrite or corrupt them.

@@ -1,5 +1,6 @@
 import XCTest
 @testable import FilmtoneGst
+@testable import GstKit
 
 /// The pure decisions of mezzanines: key, slots, manifest verdicts, choice, eviction. No media.
 final class MezzanineRecipeTests: XCTestCase {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneLooks
 
 /// The loadable plugin (libgstfilmtone.so, built by `make build`) in plain GStreamer tools, outside ftgst.
 final class PluginTests: XCTestCase {

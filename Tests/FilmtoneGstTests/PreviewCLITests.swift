@@ -1,5 +1,6 @@
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneLooks
 
 /// `ftgst preview` end to end through the built binary.
 final class PreviewCLITests: XCTestCase {

@@ -1,6 +1,7 @@
 import CGst
 import XCTest
 @testable import FilmtoneGst
+@testable import GstKit
 
 /// `ProbeRules`: every mapping from caps, tags and header bytes to the probe report, without media. The C enum
 /// values the tables mirror are pinned against GStreamer at the end.

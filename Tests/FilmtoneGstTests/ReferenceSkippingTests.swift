@@ -1,5 +1,6 @@
 import XCTest
 @testable import FilmtoneGst
+@testable import GstKit
 
 final class ReferenceSkippingTests: XCTestCase {
     private func nonReference(_ bytes: [UInt8], _ framing: H264AccessUnit.Framing) -> Bool {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneCore
 
 /// The pure-Swift SHA-256 against the FIPS 180-2 example messages, chunking, padding boundaries, and
 /// `sha256sum` on generated files.

@@ -1,5 +1,6 @@
 import XCTest
 @testable import FilmtoneGst
+@testable import FilmtoneCore
 
 final class ThumbnailRequestTests: XCTestCase {
     private func code(_ change: (inout ThumbnailOptions) -> Void) -> FilmtoneError.Code? {

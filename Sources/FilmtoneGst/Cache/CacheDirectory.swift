@@ -1,4 +1,5 @@
 import Foundation
+import FilmtoneCore
 
 /// One file in a cache folder, as eviction sees it.
 struct CacheEntry: Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import FilmtoneCore
 
 /// What `saveToLibrary` is asked for. Defaults match `ftgst save`'s.
 public struct SaveOptions: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import FilmtoneCore
 
 /// What `shareOutput` is asked for. Defaults match `ftgst share`'s.
 public struct ShareOptions: Sendable {

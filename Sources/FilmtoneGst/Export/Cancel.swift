@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import FilmtoneCore
 
 /// Why an export stopped early. One vocabulary for every way of stopping one; the CLI prints it as
 /// `[CANCELLED] reason` and the record keeps it.

@@ -1,5 +1,8 @@
 import Foundation
 import Glibc
+import FilmtoneCore
+import FilmtoneElements
+import GstKit
 
 /// The stages an export reports.
 public enum ExportStage: String, Sendable {
@@ -268,6 +271,7 @@ struct ExportRun {
                         cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void,
                         record: ExportRecorder) throws -> Int64
     {
+        try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let pipeline = try Pipeline(words: plan.words)
         defer { pipeline.stop() }
         let counter = FrameCounter()

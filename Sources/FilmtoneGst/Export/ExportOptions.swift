@@ -1,4 +1,6 @@
 import Foundation
+import FilmtoneCore
+import FilmtoneLooks
 
 /// What `runExport` is asked for: `source` decoded, made upright, scaled, looked and encoded with a preset
 /// into `output`. The JSON request (`fromJSON`) is `ftgst preview`'s plus the export fields; preview-only

@@ -1,4 +1,8 @@
 import Foundation
+import FilmtoneCore
+import FilmtoneElements
+import FilmtoneLooks
+import GstKit
 
 /// What happens to the source's audio in an export.
 public enum AudioMode: String, Sendable, CaseIterable {

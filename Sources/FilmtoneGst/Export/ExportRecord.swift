@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import FilmtoneCore
+import GstKit
 
 /// What an export leaves beside its output and in the workspace:
 /// - `OUT.ftgst.json`, the sidecar: the request, the resolved preset and pipeline, each LUT's SHA-256, the

@@ -1,4 +1,5 @@
 import Foundation
+import FilmtoneCore
 
 /// An export preset: a gst-launch-style pipeline template with named placeholders, read from a `*.preset` file
 /// (`pipelines/presets/README.md` describes the format). Parsing is pure.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import FilmtoneCore
 
 /// An export workspace: the folder that makes "one export at a time" true across processes.
 ///

@@ -1,4 +1,9 @@
 import Foundation
+import FilmtoneCore
+import FilmtoneLooks
+import FilmtoneElements
+import GstKit
+import ImageCodecs
 
 /// An upright, scaled RGB frame and the stream time it was shown at.
 struct GrabbedFrame {
@@ -45,6 +50,7 @@ struct FrameGrabber {
 
     func grab() throws -> GrabbedFrame {
         let deadline = Deadline(after: request.timeoutMilliseconds)
+        try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let pipeline = try Pipeline(launch: FrameRecipe.launchDescription(withLook: request.look != nil))
         if let look = request.look {
             let filter = try pipeline.element(named: "look")

@@ -1,4 +1,6 @@
 import Foundation
+import FilmtoneCore
+import ImageCodecs
 
 /// The checks every frame job shares (thumbnails, previews): source, headers, time, size, image format, deadline.
 /// Throws `INVALID_ARGUMENT`, `INVALID_URL` or `UNSUPPORTED_FORMAT`; touches no file.
@@ -28,20 +30,5 @@ struct FrameOptions {
             source: try MediaSource.parse(source), headers: try headers.map(HTTPHeader.parse),
             time: .milliseconds(timeMilliseconds), tolerance: .milliseconds(toleranceMilliseconds),
             maxWidth: maxWidth, maxHeight: maxHeight, timeoutMilliseconds: timeoutMilliseconds)
-    }
-}
-
-/// Runs a blocking job (bus waits with deadlines) on its own thread, off the cooperative pool, and turns task
-/// cancellation into the flag the job polls.
-func runDetached<T>(_ job: @escaping (@escaping () -> Bool) throws -> T) async throws -> T {
-    let cancelled = AtomicFlag()
-    return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try job(cancelled.isSet) })
-            }
-        }
-    } onCancel: {
-        cancelled.set()
     }
 }

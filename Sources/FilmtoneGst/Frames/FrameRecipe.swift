@@ -1,4 +1,6 @@
 import Foundation
+import FilmtoneElements
+import GstKit
 
 /// The pure part of grabbing one frame: which elements, which caps, when to seek and how. No GStreamer calls,
 /// so every decision has a unit test that needs no media.

@@ -1,4 +1,6 @@
 import Foundation
+import FilmtoneCore
+import GstKit
 
 extension Pipeline {
     /// `pause()`, and when the state change fails at once: the error the pipeline posted, classified, or

@@ -1,4 +1,5 @@
 import Foundation
+import GstKit
 
 /// H.264 access units as the decoder receives them from `h264parse` (one picture per buffer).
 enum H264AccessUnit {

@@ -1,4 +1,5 @@
 import Foundation
+import ImageCodecs
 
 /// What a cached thumbnail says about itself: its format and size (from the image header) and the stream time of
 /// the frame it shows (from a stamp ftgst writes into it: a JPEG COM segment or a PNG tEXt chunk, both ignored by

@@ -1,4 +1,6 @@
 import Foundation
+import FilmtoneCore
+import GstKit
 
 /// What the builder made: the facts the manifest records.
 struct BuiltMezzanine {

@@ -1,4 +1,6 @@
 import Foundation
+import FilmtoneCore
+import GstKit
 
 /// Who a source is, as far as the mezzanine cache can tell without decoding it: for a local file its absolute
 /// path, size, modification time (ns) and inode (a rewrite, a `touch` or a replacement by rename all change one

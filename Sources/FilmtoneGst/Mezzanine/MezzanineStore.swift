@@ -1,4 +1,5 @@
 import Foundation
+import FilmtoneCore
 
 /// The mezzanine cache folder on disk: identities from `stat`, manifests read and written, slots looked up,
 /// touched and evicted. The decisions themselves are `MezzanineRecipe`'s.

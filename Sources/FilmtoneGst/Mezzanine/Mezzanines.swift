@@ -1,4 +1,5 @@
 import Foundation
+import FilmtoneCore
 
 /// What `Mezzanines.prepare` is asked for. Defaults match `ftgst mezzanine`'s.
 public struct MezzanineOptions: Sendable {

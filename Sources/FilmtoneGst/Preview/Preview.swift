@@ -1,4 +1,7 @@
 import Foundation
+import FilmtoneCore
+import FilmtoneLooks
+import ImageCodecs
 
 /// What `Previews.render` is asked for: one upright frame of `source` with the current look, written to `output`.
 /// The same fields, with the same names, are read from a JSON request file (`PreviewOptions.fromJSON`), which

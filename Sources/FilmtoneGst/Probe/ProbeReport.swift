@@ -1,4 +1,5 @@
 import Foundation
+import FilmtoneCore
 
 /// What `probeSource` found out about a source: container, whether it is a still image, duration, the first
 /// video and audio streams, and what a look's input slot should do with it. Printed by `ftgst probe`.

@@ -1,4 +1,5 @@
 import Foundation
+import GstKit
 
 /// What the probe pipeline saw, as plain values: the type finder's caps, and per exposed stream its caps after
 /// the parser, its tags, the first bytes of a still image and the durations upstream reported.

@@ -1,4 +1,6 @@
 import Foundation
+import FilmtoneCore
+import GstKit
 
 /// What `probeSource` is asked for. Defaults match `ftgst probe`'s.
 public struct ProbeOptions: Sendable {

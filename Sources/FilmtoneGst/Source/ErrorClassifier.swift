@@ -1,4 +1,7 @@
 import Foundation
+import FilmtoneCore
+import FilmtoneElements
+import GstKit
 
 /// Decides which `FilmtoneError` code a GStreamer error becomes. Pure, so every rule has a unit test.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import FilmtoneCore
 
 /// Where media comes from: a local file or an http(s) URL. Parsing is pure (no file system access).
 public enum MediaSource: Equatable, Sendable {

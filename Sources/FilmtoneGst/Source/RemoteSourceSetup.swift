@@ -1,4 +1,6 @@
 import Foundation
+import FilmtoneCore
+import GstKit
 
 /// How every job configures the HTTP source `uridecodebin` creates for a remote URL: the user's headers on every
 /// request (libsoup keeps a message's headers across redirects), a read timeout no longer than the whole job's,

@@ -1,4 +1,7 @@
 import Foundation
+import FilmtoneCore
+import GstKit
+import ImageCodecs
 
 /// What `Thumbnails.make` is asked for. Defaults match `ftgst thumb`'s.
 public struct ThumbnailOptions: Sendable {
@@ -127,5 +130,18 @@ public enum Thumbnails {
     {
         ThumbnailResult(uri: request.output.absoluteString, path: request.output.path, width: width, height: height,
                         timeMilliseconds: time, format: request.format, cached: cached)
+    }
+}
+
+// MARK: - JSON
+
+extension ThumbnailResult {
+    /// The CLI's result object: uri, path, width, height, timeMs, format, cached.
+    public var json: JSONValue {
+        .object([
+            ("uri", .string(uri)), ("path", .string(path)), ("width", .int(Int64(width))),
+            ("height", .int(Int64(height))), ("timeMs", .int(timeMilliseconds)), ("format", .string(format.rawValue)),
+            ("cached", .bool(cached)),
+        ])
     }
 }

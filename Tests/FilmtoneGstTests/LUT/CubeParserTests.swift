@@ -1,6 +1,8 @@
 import XCTest
 
 @testable import FilmtoneGst
+@testable import FilmtoneCore
+@testable import FilmtoneLooks
 
 /// The `.cube` parser on tiny inline LUTs: every dialect feature it accepts, every malformation it refuses (with the
 /// exact `file:line: reason`), hostile input, and every real file in `../shared/luts`.

@@ -2,6 +2,8 @@ import Foundation
 import XCTest
 
 @testable import FilmtoneGst
+@testable import FilmtoneCore
+@testable import FilmtoneLooks
 
 /// The reference evaluation against figures nobody on this project computed: colour-science's interpolation goldens
 /// and the DOMAIN vectors in `../shared/luts/reference_values`, plus properties every correct LUT evaluator has

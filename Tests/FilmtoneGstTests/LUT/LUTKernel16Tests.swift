@@ -3,6 +3,7 @@ import Foundation
 import XCTest
 
 @testable import FilmtoneGst
+@testable import FilmtoneLooks
 
 /// `LUTKernel16` against the reference `Look.apply`: the quality contract of the 16-bit path is every output
 /// channel within half a 10-bit code (32 in 16-bit units) of the reference rounded to nearest 16-bit code, for

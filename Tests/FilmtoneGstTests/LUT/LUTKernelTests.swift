@@ -3,6 +3,7 @@ import Foundation
 import XCTest
 
 @testable import FilmtoneGst
+@testable import FilmtoneLooks
 
 /// `LUTKernel` against the reference `Look.apply`: every checked 8-bit input within 1 code value of the reference
 /// rounded to nearest, for real LUTs, a synthetic 33³ look, every interpolation, both slots and the intensity; and

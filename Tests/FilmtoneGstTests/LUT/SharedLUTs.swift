@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 
 @testable import FilmtoneGst
+@testable import FilmtoneLooks
 
 /// The reference LUTs and vectors in `<packageRoot>/../shared/luts`, written by other projects. Their absence fails
 /// the test (never skips it): the conformance suite is only meaningful against them.

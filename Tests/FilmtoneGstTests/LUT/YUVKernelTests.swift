@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 
 @testable import FilmtoneGst
+@testable import FilmtoneLooks
 
 /// `YUVKernel` against the composition computed naively here: Y'CbCr → R'G'B' codes by the matrix in `Double`,
 /// rounded and clamped; the reference look (`Look.apply`, rounded to nearest code, as `referenceApply`); back to

@@ -1,0 +1,70 @@
+import Foundation
+import Glibc
+
+/// A failed system call: which call, on what, and `errno`. Features map it to their own `FilmtoneError` code
+/// (a read failure is `FILE_NOT_FOUND` for a source, `WRITE_FAILED` for a destination).
+package struct SystemCallError: Error, CustomStringConvertible {
+    package var call: String
+    package var path: String
+    package var errno: Int32
+
+    /// `strerror`'s text, e.g. "Permission denied".
+    package var reason: String { String(cString: strerror(errno)) }
+    package var description: String { "\(call) \(path): \(reason)" }
+}
+
+/// One open file descriptor and its only owner: opened in `init` (throws on failure), closed in `deinit`
+/// unless `close()` already did (whose result matters after writing: NFS reports write errors there).
+/// EINTR is retried in every call.
+package final class POSIXFile {
+    package let descriptor: Int32
+    package let path: String
+    private var isOpen = true
+
+    /// `open(2)` with `O_CLOEXEC` added, so no child process (a share handler) inherits the descriptor.
+    package init(path: String, flags: Int32, mode: mode_t = 0o644) throws {
+        var fd: Int32
+        repeat { fd = open(path, flags | O_CLOEXEC, mode) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { throw SystemCallError(call: "open", path: path, errno: errno) }
+        descriptor = fd
+        self.path = path
+    }
+
+    deinit {
+        if isOpen { _ = Glibc.close(descriptor) }
+    }
+
+    /// Reads up to `buffer.count` bytes; 0 is the end of the file.
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while true {
+            let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            if count >= 0 { return count }
+            if errno != EINTR { throw SystemCallError(call: "read", path: path, errno: errno) }
+        }
+    }
+
+    /// Writes all of `bytes` (a short write is continued, not an error).
+    package func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError(call: "write", path: path, errno: errno)
+            }
+            offset += written
+        }
+    }
+
+    /// `fsync(2)`: the data is on the disk before the file is renamed into place.
+    package func sync() throws {
+        guard fsync(descriptor) == 0 else { throw SystemCallError(call: "fsync", path: path, errno: errno) }
+    }
+
+    /// Closes now and reports the error `close(2)` returns.
+    package func close() throws {
+        guard isOpen else { return }
+        isOpen = false
+        guard Glibc.close(descriptor) == 0 else { throw SystemCallError(call: "close", path: path, errno: errno) }
+    }
+}

@@ -1,0 +1,519 @@
+package import CGst
+import Foundation
+import FilmtoneCore
+import FilmtoneLooks
+import GstKit
+
+// MARK: - ftlut: a GstVideoFilter written in Swift
+//
+// gst-launch-1.0 videotestsrc num-buffers=30 ! ftlut creative-lut=look.cube intensity=0.8 ! videoconvert ! fakesink
+//
+// Two LUT slots (an input transform, then a creative look blended by intensity) applied in place to packed 8-bit
+// RGB frames, 8-bit 4:2:0 YUV (I420, NV12: no conversion to RGB and back), or packed 16-bit RGB (RGBA64_LE & co.,
+// for 10-bit sources). The `.cube` files are parsed once, in start(); the frame loop is `LUTKernel` (8-bit RGB),
+// `YUVKernel` (built per negotiated colorimetry) or `LUTKernel16`. A file that cannot be
+// read posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, both from this element: the library
+// maps them to FILE_NOT_FOUND and LUT_INVALID.
+//
+// The GObject type is registered by hand (the C macros G_DEFINE_TYPE & co. do not exist for Swift): `SwiftSubclass`
+// gives it the parent's sizes plus one pointer, which holds the element's Swift state (as for fttrim).
+
+/// Property defaults and ids, next to the properties (as GStreamer's own elements keep them).
+package enum LUTFilterDefaults {
+    package static let intensity = 1.0
+    package static let interpolation = Interpolation.tetrahedral
+}
+
+private enum PropertyID: guint {
+    case inputLUT = 1
+    case creativeLUT
+    case intensity
+    case interpolation
+}
+
+/// The element's state: user settings (written by set_property on any thread) apart from what is derived from
+/// them when the element starts (the parsed look and its kernel), as gst-plugins-rs elements keep them.
+package final class LUTFilterState: @unchecked Sendable {
+    package struct Settings: Equatable {
+        package var inputLUT: String? = nil
+        package var creativeLUT: String? = nil
+        package var intensity = LUTFilterDefaults.intensity
+        package var interpolation = LUTFilterDefaults.interpolation
+    }
+
+    private let lock = NSLock()
+    private var settings = Settings()
+    /// The settings `kernel` was built for; a property change makes them differ and the kernel is rebuilt
+    /// (intensity and interpolation changes apply to the next frame; LUT files are read only in start()).
+    private var builtFor: Settings? = nil
+    private var luts: (input: CubeLUT?, creative: CubeLUT?) = (nil, nil)
+    private var kernel: LUTKernel? = nil
+    /// The 16-bit kernel and the settings it was built for, kept apart from the 8-bit one.
+    private var kernel16: LUTKernel16? = nil
+    private var builtFor16: Settings? = nil
+    /// The YUV kernel (its colorimetry inside it) and the settings it was built for.
+    private var kernelYUV: YUVKernel? = nil
+    private var builtForYUV: Settings? = nil
+    private var negotiatedFormat: LUTFilterElement.PixelFormat? = nil
+
+    /// The negotiated format's depth and where R, G, B sit in it, or the YUV layout and colorimetry (set_info),
+    /// read by the frame loop. Moving to another kind releases the kernels of the others (the 8-bit RGB and the
+    /// YUV ones hold 64 MiB each), and a YUV kernel built for another colorimetry.
+    package var format: LUTFilterElement.PixelFormat? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return negotiatedFormat
+        }
+        set {
+            lock.lock()
+            negotiatedFormat = newValue
+            switch newValue {
+            case .packed8: (kernel16, builtFor16, kernelYUV, builtForYUV) = (nil, nil, nil, nil)
+            case .packed16: (kernel, builtFor, kernelYUV, builtForYUV) = (nil, nil, nil, nil)
+            case .yuv420(_, let colorimetry):
+                (kernel, builtFor, kernel16, builtFor16) = (nil, nil, nil, nil)
+                if kernelYUV?.colorimetry != colorimetry { (kernelYUV, builtForYUV) = (nil, nil) }
+            case nil: break
+            }
+            lock.unlock()
+        }
+    }
+
+    package func update(_ change: (inout Settings) -> Void) {
+        lock.lock()
+        change(&settings)
+        lock.unlock()
+    }
+
+    package var current: Settings {
+        lock.lock()
+        defer { lock.unlock() }
+        return settings
+    }
+
+    /// Parses the LUT files of the current settings. Throws `FilmtoneError` (FILE_NOT_FOUND / LUT_INVALID).
+    package func start() throws -> Bool {
+        let wanted = current
+        let input = try wanted.inputLUT.flatMap { $0.isEmpty ? nil : try CubeLUT.load(path: $0) }
+        let creative = try wanted.creativeLUT.flatMap { $0.isEmpty ? nil : try CubeLUT.load(path: $0) }
+        lock.lock()
+        luts = (input, creative)
+        (kernel, builtFor, kernel16, builtFor16, kernelYUV, builtForYUV) = (nil, nil, nil, nil, nil, nil)
+        lock.unlock()
+        return input != nil || creative != nil
+    }
+
+    package func stop() {
+        lock.lock()
+        luts = (nil, nil)
+        (kernel, builtFor, kernel16, builtFor16, kernelYUV, builtForYUV) = (nil, nil, nil, nil, nil, nil)
+        lock.unlock()
+    }
+
+    /// The kernel for the current settings, built on first use after start() or a property change. The build
+    /// (a 64 MiB table, ≈ 80 ms) runs outside the lock, so property calls from other threads never wait for it.
+    package func currentKernel() throws -> LUTKernel {
+        try cachedKernel(\.kernel, \.builtFor, build: LUTKernel.init(look:))
+    }
+
+    /// The 16-bit kernel for the current settings, built on first use like `currentKernel()` (a few ms: no table).
+    package func currentKernel16() throws -> LUTKernel16 {
+        try cachedKernel(\.kernel16, \.builtFor16, build: LUTKernel16.init(look:))
+    }
+
+    /// The YUV kernel for the current settings and `colorimetry`, built on first use like `currentKernel()` (the
+    /// RGB table, then the YUV table from it; the RGB kernel is not kept).
+    package func currentKernelYUV(_ colorimetry: YUVColorimetry) throws -> YUVKernel {
+        try cachedKernel(\.kernelYUV, \.builtForYUV, fits: { $0.colorimetry == colorimetry }) {
+            YUVKernel(look: $0, colorimetry: colorimetry)
+        }
+    }
+
+    private func cachedKernel<K>(
+        _ kernel: ReferenceWritableKeyPath<LUTFilterState, K?>,
+        _ builtFor: ReferenceWritableKeyPath<LUTFilterState, Settings?>, fits: (K) -> Bool = { _ in true },
+        build: (Look) -> K
+    ) throws -> K {
+        lock.lock()
+        if let cached = self[keyPath: kernel], self[keyPath: builtFor] == settings, fits(cached) {
+            lock.unlock()
+            return cached
+        }
+        let wanted = settings
+        let slots = luts
+        lock.unlock()
+        let built = build(try Look(inputLUT: slots.input, creativeLUT: slots.creative,
+                                   intensity: wanted.intensity, interpolation: wanted.interpolation))
+        lock.lock()
+        // Publish unless the settings moved on meanwhile (the next frame then builds for the newer ones).
+        if settings == wanted {
+            self[keyPath: kernel] = built
+            self[keyPath: builtFor] = wanted
+        }
+        lock.unlock()
+        return built
+    }
+}
+
+/// Registration of the `ftlut` element type and of the `filmtone` plugin that carries it.
+package enum LUTFilterElement {
+    package static let factoryName = "ftlut"
+    package static let typeName = "GstFtLut"
+
+    /// A negotiated format: its depth, and where R, G, B sit in a pixel; or 8-bit 4:2:0 YUV and its colorimetry.
+    package enum PixelFormat: Equatable {
+        case packed8(PackedRGBLayout)
+        case packed16(PackedRGB16Layout)
+        case yuv420(YUV420Layout, YUVColorimetry)
+    }
+
+    /// How the chroma of an 8-bit 4:2:0 format is stored.
+    package enum YUV420Layout: Equatable {
+        /// Three planes: Y, U, V.
+        case i420
+        /// Two planes: Y, then U and V interleaved.
+        case nv12
+    }
+
+    /// The caps both pads accept: packed 8-bit RGB in any channel order (the kernel addresses channels by offset).
+    package static let formats: [(String, PackedRGBLayout)] = [
+        ("RGBx", .rgbx), ("BGRx", .bgrx), ("xRGB", .xrgb), ("xBGR", .xbgr),
+        ("RGBA", .rgbx), ("BGRA", .bgrx), ("ARGB", .xrgb), ("ABGR", .xbgr),
+        ("RGB", .rgb), ("BGR", .bgr),
+    ]
+    /// Then packed 16-bit RGB with alpha, little-endian samples (the 16-bit RGB formats videoconvert offers in 1.22;
+    /// `ARGB64` is the host-endian name, little-endian here). Listed after the 8-bit formats, and caps queries are
+    /// answered 8-bit first (`query`), so that a pipeline that negotiated 8-bit before still does.
+    package static let formats16: [(String, PackedRGB16Layout)] = [
+        ("RGBA64_LE", .rgba64), ("BGRA64_LE", .bgra64), ("ARGB64_LE", .argb64), ("ABGR64_LE", .abgr64),
+        ("ARGB64", .argb64),
+    ]
+    /// Between the two: 8-bit 4:2:0 YUV, processed without a conversion pass (`YUVKernel`). After the 8-bit RGB
+    /// formats, and answered after them in caps queries, so that a source offering both (videotestsrc) still
+    /// fixates the RGB format it did before; a videoconvert after a YUV source now passes I420 or NV12 through.
+    package static let formatsYUV: [(String, YUV420Layout)] = [("I420", .i420), ("NV12", .nv12)]
+
+    /// The format named `name` (a GStreamer format string); `colorimetry` only matters for YUV formats.
+    package static func pixelFormat(named name: String, colorimetry: YUVColorimetry = .bt601) -> PixelFormat? {
+        if let layout = formats.first(where: { $0.0 == name })?.1 { return .packed8(layout) }
+        if let layout = formatsYUV.first(where: { $0.0 == name })?.1 { return .yuv420(layout, colorimetry) }
+        if let layout = formats16.first(where: { $0.0 == name })?.1 { return .packed16(layout) }
+        return nil
+    }
+    package static var capsDescription: String {
+        let names = formats.map(\.0) + formatsYUV.map(\.0) + formats16.map(\.0)
+        return "video/x-raw, format=(string){ \(names.joined(separator: ", ")) }, "
+            + "width=(int)[ 1, max ], height=(int)[ 1, max ], framerate=(fraction)[ 0/1, max ]"
+    }
+
+    fileprivate static var parentClass: UnsafeMutableRawPointer? = nil
+    fileprivate static let debugCategory: UnsafeMutablePointer<GstDebugCategory>? =
+        _gst_debug_category_new("ftlut", 0, "ftgst film-look LUT filter")
+
+    /// The GType (a GstVideoFilter whose instances carry a `LUTFilterState`), registered once per process.
+    fileprivate static let subclass = SwiftSubclass<LUTFilterState>(
+        parent: gst_video_filter_get_type(), name: typeName, classInit: classInit, instanceInit: instanceInit)
+    package static var type: GType { subclass.type }
+
+    /// The interpolation enum type for the `interpolation` property (`g_enum_register_static` keeps pointers to
+    /// its table forever, so the table and its strings are allocated once and never freed).
+    package static let interpolationType: GType = {
+        let name = "GstFtLutInterpolation"
+        let existing = g_type_from_name(name)
+        if existing != 0 { return existing }
+        let cases = Interpolation.allCases
+        let table = UnsafeMutablePointer<GEnumValue>.allocate(capacity: cases.count + 1)
+        for (index, method) in cases.enumerated() {
+            table[index] = GEnumValue(value: gint(index), value_name: strdup(method.rawValue.capitalized),
+                                      value_nick: strdup(method.rawValue))
+        }
+        table[cases.count] = GEnumValue(value: 0, value_name: nil, value_nick: nil)
+        return g_enum_register_static(name, table)
+    }()
+
+    /// Registers `ftlut` in `plugin` (`gst_element_register`).
+    package static func register(in plugin: OpaquePointer?) -> Bool {
+        gst_element_register(plugin, factoryName, guint(GST_RANK_NONE.rawValue), type) != 0
+    }
+
+    fileprivate static func state(of instance: UnsafeMutableRawPointer) -> LUTFilterState {
+        subclass.state(of: instance)
+    }
+
+    fileprivate static func log(_ level: GstDebugLevel, _ object: UnsafeMutableRawPointer?, _ message: String) {
+        guard let category = debugCategory, level.rawValue <= category.pointee.threshold else { return }
+        gst_debug_log_literal(category, level, #fileID, "ftlut", 0, object?.assumingMemoryBound(to: GObject.self),
+                              message)
+    }
+
+    /// Posts an ERROR message from the element (what GST_ELEMENT_ERROR does; the macro is not importable).
+    fileprivate static func postError(_ element: UnsafeMutableRawPointer, _ error: FilmtoneError) {
+        let code = error.code == .fileNotFound ? GST_RESOURCE_ERROR_NOT_FOUND : GST_RESOURCE_ERROR_SETTINGS
+        // gst_element_message_full takes ownership of both strings.
+        gst_element_message_full(
+            element.assumingMemoryBound(to: GstElement.self), GST_MESSAGE_ERROR, gst_resource_error_quark(),
+            gint(code.rawValue), g_strdup(error.message), g_strdup("\(error.code.rawValue): \(error.message)"),
+            #fileID, "start", 0)
+    }
+
+    // MARK: - GObject vfuncs
+
+    private static let classInit: @convention(c) (gpointer?, gpointer?) -> Void = { klass, _ in
+        guard let klass else { return }
+        parentClass = g_type_class_peek_parent(klass)
+        let objectClass = ftgst_object_class(klass)!
+        objectClass.pointee.set_property = setProperty
+        objectClass.pointee.get_property = getProperty
+        objectClass.pointee.finalize = finalize
+
+        // No G_PARAM_STATIC_STRINGS: Swift passes Strings to C as temporary buffers, so GLib must copy them.
+        let readWrite = G_PARAM_READWRITE
+        let controllable = GParamFlags(rawValue: readWrite.rawValue | ftgst_param_mutable_playing().rawValue)
+        g_object_class_install_property(objectClass, PropertyID.inputLUT.rawValue, g_param_spec_string(
+            "input-lut", "Input LUT", "Path of a .cube file applied first (e.g. log to display); empty: none",
+            nil, readWrite))
+        g_object_class_install_property(objectClass, PropertyID.creativeLUT.rawValue, g_param_spec_string(
+            "creative-lut", "Creative LUT", "Path of a .cube file with the look, applied second; empty: none",
+            nil, readWrite))
+        g_object_class_install_property(objectClass, PropertyID.intensity.rawValue, g_param_spec_double(
+            "intensity", "Intensity", "Blend of the creative LUT: out = x + (look(x) - x) * intensity",
+            0, 1, LUTFilterDefaults.intensity, controllable))
+        g_object_class_install_property(objectClass, PropertyID.interpolation.rawValue, g_param_spec_enum(
+            "interpolation", "Interpolation", "How 3D tables are sampled between nodes", interpolationType,
+            gint(Interpolation.allCases.firstIndex(of: LUTFilterDefaults.interpolation)!), controllable))
+
+        let elementClass = ftgst_element_class(klass)!
+        // set_metadata, not set_static_metadata: the strings are temporary (see above) and must be copied.
+        gst_element_class_set_metadata(
+            elementClass, "Film look LUT", "Filter/Effect/Video",
+            "Applies an input-transform 3D LUT, then a creative 3D LUT blended by intensity (.cube files)", "ftgst")
+        for (name, direction) in [("sink", GST_PAD_SINK), ("src", GST_PAD_SRC)] {
+            let caps = gst_caps_from_string(capsDescription)
+            gst_element_class_add_pad_template(elementClass, gst_pad_template_new(name, direction, GST_PAD_ALWAYS, caps))
+            gst_caps_unref(caps)  // the template took its own reference
+        }
+
+        let transformClass = ftgst_base_transform_class(klass)!
+        transformClass.pointee.start = start
+        transformClass.pointee.stop = stop
+        transformClass.pointee.query = query
+        let filterClass = ftgst_video_filter_class(klass)!
+        filterClass.pointee.set_info = setInfo
+        filterClass.pointee.transform_frame_ip = transformFrameInPlace
+    }
+
+    private static let instanceInit: @convention(c) (UnsafeMutablePointer<GTypeInstance>?, gpointer?) -> Void = {
+        instance, _ in
+        guard let instance else { return }
+        subclass.attach(LUTFilterState(), to: UnsafeMutableRawPointer(instance))
+    }
+
+    private static let finalize: @convention(c) (UnsafeMutablePointer<GObject>?) -> Void = { object in
+        guard let object else { return }
+        subclass.detach(from: UnsafeMutableRawPointer(object))
+        let parent = parentClass!.assumingMemoryBound(to: GObjectClass.self)
+        parent.pointee.finalize?(object)
+    }
+
+    private static let setProperty: @convention(c) (
+        UnsafeMutablePointer<GObject>?, guint, UnsafePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
+    ) -> Void = { object, id, value, _ in
+        guard let object, let value, let property = PropertyID(rawValue: id) else { return }
+        let state = state(of: UnsafeMutableRawPointer(object))
+        switch property {
+        case .inputLUT:
+            let path = GLib.borrowString(g_value_get_string(value))
+            state.update { $0.inputLUT = path }
+        case .creativeLUT:
+            let path = GLib.borrowString(g_value_get_string(value))
+            state.update { $0.creativeLUT = path }
+        case .intensity:
+            let intensity = g_value_get_double(value)
+            state.update { $0.intensity = intensity }
+        case .interpolation:
+            let index = Int(g_value_get_enum(value))
+            let method = Interpolation.allCases.indices.contains(index) ? Interpolation.allCases[index] : .tetrahedral
+            state.update { $0.interpolation = method }
+        }
+    }
+
+    private static let getProperty: @convention(c) (
+        UnsafeMutablePointer<GObject>?, guint, UnsafeMutablePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
+    ) -> Void = { object, id, value, _ in
+        guard let object, let value, let property = PropertyID(rawValue: id) else { return }
+        let settings = state(of: UnsafeMutableRawPointer(object)).current
+        switch property {
+        case .inputLUT: g_value_set_string(value, settings.inputLUT)
+        case .creativeLUT: g_value_set_string(value, settings.creativeLUT)
+        case .intensity: g_value_set_double(value, settings.intensity)
+        case .interpolation:
+            g_value_set_enum(value, gint(Interpolation.allCases.firstIndex(of: settings.interpolation) ?? 0))
+        }
+    }
+
+    // MARK: - GstBaseTransform / GstVideoFilter vfuncs
+
+    /// Parses the LUT files, once per start. No LUT at all: pass-through (buffers are not even mapped).
+    private static let start: @convention(c) (UnsafeMutablePointer<GstBaseTransform>?) -> gboolean = { transform in
+        guard let transform else { return 0 }
+        let element = UnsafeMutableRawPointer(transform)
+        do {
+            let hasLUT = try state(of: element).start()
+            gst_base_transform_set_passthrough(transform, hasLUT ? 0 : 1)
+            log(GST_LEVEL_INFO, element, hasLUT ? "LUTs loaded" : "no LUT set: pass-through")
+            return 1
+        } catch let error as FilmtoneError {
+            postError(element, error)
+            return 0
+        } catch {
+            postError(element, FilmtoneError(.lutInvalid, "\(error)"))
+            return 0
+        }
+    }
+
+    private static let stop: @convention(c) (UnsafeMutablePointer<GstBaseTransform>?) -> gboolean = { transform in
+        guard let transform else { return 0 }
+        state(of: UnsafeMutableRawPointer(transform)).stop()
+        return 1
+    }
+
+    /// Caps queries answered with every 8-bit RGB format first, then the 8-bit YUV ones, then the 16-bit ones.
+    /// GstBaseTransform answers in the order of the asking peer's filter, so a source that lists 16-bit or YUV
+    /// formats first (videotestsrc's AYUV64, ARGB64, …, I420, …) would fixate one of them and leave the 8-bit RGB
+    /// path just because the element now accepts them. With this order it picks the 8-bit RGB format it picked
+    /// before the other formats existed; a peer that chooses by what a format loses (videoconvert) still keeps a
+    /// YUV source in YUV and gives a 10-bit source a 16-bit format.
+    private static let query: @convention(c) (
+        UnsafeMutablePointer<GstBaseTransform>?, GstPadDirection, UnsafeMutablePointer<GstQuery>?
+    ) -> gboolean = { transform, direction, query in
+        let parent = parentClass!.assumingMemoryBound(to: GstBaseTransformClass.self)
+        guard let query, let parentQuery = parent.pointee.query,
+              parentQuery(transform, direction, query) != 0 else { return 0 }
+        if query.pointee.type == GST_QUERY_CAPS {
+            var result: UnsafeMutablePointer<GstCaps>? = nil
+            gst_query_parse_caps_result(query, &result)  // borrowed from the query
+            if let result, let reordered = eightBitRGBFirst(result) {
+                gst_query_set_caps_result(query, reordered)  // the query takes its own reference
+                gst_caps_unref(reordered)
+            }
+        }
+        return 1
+    }
+
+    /// `caps` with the structures (and the formats inside a structure's format list) split into tiers, 8-bit RGB
+    /// first, then 8-bit YUV, then the rest (16-bit, or no format), each tier in its original order; nil when that
+    /// changes nothing. Transfer full.
+    private static func eightBitRGBFirst(_ caps: UnsafeMutablePointer<GstCaps>) -> UnsafeMutablePointer<GstCaps>? {
+        guard gst_caps_is_any(caps) == 0 else { return nil }
+        // New structures (owned until appended) with the index of the structure they came from, for its features.
+        var tiers: [[(UnsafeMutablePointer<GstStructure>, guint)]] = [[], [], []]
+        func tier(_ value: UnsafePointer<GValue>?) -> Int {
+            guard let value, value.pointee.g_type == ftgst_type_string() else { return 2 }
+            let name = GLib.borrowString(g_value_get_string(value))
+            if formats.contains(where: { $0.0 == name }) { return 0 }
+            return formatsYUV.contains(where: { $0.0 == name }) ? 1 : 2
+        }
+        for index in 0..<gst_caps_get_size(caps) {
+            let structure = gst_caps_get_structure(caps, index)!  // borrowed
+            guard let format = gst_structure_get_value(structure, "format"),
+                  format.pointee.g_type == gst_value_list_get_type()
+            else {
+                tiers[tier(gst_structure_get_value(structure, "format"))].append((gst_structure_copy(structure), index))
+                continue
+            }
+            // A format list: one copy of the structure per tier, each with its part of the list.
+            for wanted in tiers.indices {
+                var list = GValue()
+                g_value_init(&list, gst_value_list_get_type())
+                for item in 0..<gst_value_list_get_size(format) {
+                    let value = gst_value_list_get_value(format, item)!
+                    if tier(value) == wanted { gst_value_list_append_value(&list, value) }
+                }
+                guard gst_value_list_get_size(&list) > 0 else {
+                    g_value_unset(&list)
+                    continue
+                }
+                let copy = gst_structure_copy(structure)!
+                gst_structure_take_value(copy, "format", &list)  // takes the list
+                tiers[wanted].append((copy, index))
+            }
+        }
+        let reordered = gst_caps_new_empty()!
+        for (structure, index) in tiers.joined() {
+            // Takes the structure and the features copy.
+            gst_caps_append_structure_full(reordered, structure, gst_caps_get_features(caps, index).flatMap {
+                gst_caps_features_copy($0)
+            })
+        }
+        if gst_caps_is_strictly_equal(reordered, caps) != 0 {
+            gst_caps_unref(reordered)
+            return nil
+        }
+        return reordered
+    }
+
+    /// Negotiated caps: remember the depth and where R, G and B sit in a pixel, or the YUV layout and colorimetry.
+    private static let setInfo: @convention(c) (
+        UnsafeMutablePointer<GstVideoFilter>?, UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstVideoInfo>?,
+        UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstVideoInfo>?
+    ) -> gboolean = { filter, _, inInfo, _, _ in
+        guard let filter, let inInfo, let formatInfo = inInfo.pointee.finfo else { return 0 }
+        let name = GLib.borrowString(formatInfo.pointee.name) ?? ""
+        guard let format = pixelFormat(named: name, colorimetry: colorimetry(of: inInfo.pointee)) else { return 0 }
+        log(GST_LEVEL_INFO, UnsafeMutableRawPointer(filter), "format \(name): \(format)")
+        state(of: UnsafeMutableRawPointer(filter)).format = format
+        return 1
+    }
+
+    /// The YUV matrix and range of negotiated caps (`GstVideoInfo.colorimetry`, which gst_video_info_from_caps
+    /// fills with GStreamer's defaults when the caps have none); a matrix without Kr/Kb (RGB, unknown) falls back
+    /// to GStreamer's default for the frame height, an unknown range to limited.
+    package static func colorimetry(of info: GstVideoInfo) -> YUVColorimetry {
+        var (kr, kb) = (0.0, 0.0)
+        let fullRange = info.colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255
+        guard gst_video_color_matrix_get_Kr_Kb(info.colorimetry.matrix, &kr, &kb) != 0 else {
+            return YUVColorimetry.gstreamerDefault(height: Int(info.height)).fullRange(fullRange)
+        }
+        return YUVColorimetry(kr: kr, kb: kb, fullRange: fullRange)
+    }
+
+    /// The frame, in place, rows walked by stride (padding never touched).
+    private static let transformFrameInPlace: @convention(c) (
+        UnsafeMutablePointer<GstVideoFilter>?, UnsafeMutablePointer<GstVideoFrame>?
+    ) -> GstFlowReturn = { filter, frame in
+        guard let filter, let frame, let data = ftgst_video_frame_plane(frame, 0) else { return GST_FLOW_ERROR }
+        let element = UnsafeMutableRawPointer(filter)
+        let state = state(of: element)
+        guard let format = state.format else { return GST_FLOW_NOT_NEGOTIATED }
+        let (width, height) = (Int(frame.pointee.info.width), Int(frame.pointee.info.height))
+        let stride = Int(ftgst_video_frame_stride(frame, 0))
+        do {
+            switch format {
+            case .yuv420(let layout, let colorimetry):
+                // Chroma plane(s) walked by their own strides: 1 (NV12, U and V interleaved) or 1 and 2 (I420).
+                guard let chroma = ftgst_video_frame_plane(frame, 1) else { return GST_FLOW_ERROR }
+                let chromaStride = Int(ftgst_video_frame_stride(frame, 1))
+                let planes: YUV420Planes
+                switch layout {
+                case .i420:
+                    guard let cr = ftgst_video_frame_plane(frame, 2) else { return GST_FLOW_ERROR }
+                    planes = .i420(luma: data, lumaStride: stride, cb: chroma, cr: cr, chromaStride: chromaStride,
+                                   crStride: Int(ftgst_video_frame_stride(frame, 2)))
+                case .nv12:
+                    planes = .nv12(luma: data, lumaStride: stride, chroma: chroma, chromaStride: chromaStride)
+                }
+                try state.currentKernelYUV(colorimetry).apply(to: planes, width: width, height: height)
+            case .packed8(let layout):
+                try state.currentKernel().apply(to: data, width: width, height: height, stride: stride, layout: layout)
+            case .packed16(let layout):
+                try state.currentKernel16().apply(
+                    to: UnsafeMutableRawPointer(data), width: width, height: height, stride: stride, layout: layout)
+            }
+            return GST_FLOW_OK
+        } catch {
+            postError(element, (error as? FilmtoneError) ?? FilmtoneError(.lutInvalid, "\(error)"))
+            return GST_FLOW_ERROR
+        }
+    }
+}

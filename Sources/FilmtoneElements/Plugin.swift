@@ -1,0 +1,57 @@
+package import CGst
+import FilmtoneCore
+import GstKit
+
+/// The `filmtone` plugin: ftgst's own elements, `ftlut` (LUTFilterElement) and `fttrim` (TrimElement). The loadable
+/// `libgstfilmtone.so` is built from this module alone; inside ftgst the same elements are registered statically.
+package enum FilmtonePlugin {
+    /// Starts GStreamer (GstRuntime) and makes ftgst's elements available to every pipeline of this process, once.
+    /// Features call it before they build a pipeline.
+    package static func ensureRegistered() throws {
+        try GstRuntime.ensure()
+        _ = registered
+    }
+
+    private static let registered: Void = registerStatically()
+
+    /// Makes `ftlut` available inside this process without a plugin file (`gst_plugin_register_static`).
+    private static func registerStatically() {
+        if let factory = gst_element_factory_find(LUTFilterElement.factoryName) {  // transfer full
+            gst_object_unref(UnsafeMutableRawPointer(factory))
+            return
+        }
+        // The descriptor's permanent strings: gst_plugin_register_static may keep the pointers it is given.
+        let d = PluginDescriptor.pointer.pointee
+        _ = gst_plugin_register_static(d.major_version, d.minor_version, d.name, d.description, pluginInit,
+                                       d.version, d.license, d.source, d.package, d.origin)
+    }
+
+    /// The `plugin_init` of the `filmtone` plugin, static or loaded from libgstfilmtone.so.
+    package static let pluginInit: @convention(c) (OpaquePointer?) -> gboolean = { plugin in
+        LUTFilterElement.register(in: plugin) && TrimElement.register(in: plugin) ? 1 : 0
+    }
+
+}
+
+// MARK: - The loadable plugin's entry point
+
+/// `gst_plugin_filmtone_get_desc`: what GStreamer's loader looks up in libgstfilmtone.so (the name comes from the
+/// file name). The descriptor and its strings live for the whole process.
+@_cdecl("gst_plugin_filmtone_get_desc")
+public func gstPluginFilmtoneGetDesc() -> UnsafeRawPointer {
+    UnsafeRawPointer(PluginDescriptor.pointer)
+}
+
+fileprivate enum PluginDescriptor {
+    package static let pointer: UnsafeMutablePointer<GstPluginDesc> = {
+        let descriptor = UnsafeMutablePointer<GstPluginDesc>.allocate(capacity: 1)
+        descriptor.initialize(to: GstPluginDesc(
+            major_version: ftgst_version_major(), minor_version: ftgst_version_minor(),
+            name: UnsafePointer(strdup("filmtone")), description: UnsafePointer(strdup("ftgst film looks")),
+            plugin_init: FilmtonePlugin.pluginInit, version: UnsafePointer(strdup(FilmtoneVersion.string)),
+            license: UnsafePointer(strdup("MIT/X11")), source: UnsafePointer(strdup("ftgst")),
+            package: UnsafePointer(strdup("ftgst")), origin: UnsafePointer(strdup("https://ftgst.invalid")),
+            release_datetime: nil, _gst_reserved: (nil, nil, nil, nil)))
+        return descriptor
+    }()
+}

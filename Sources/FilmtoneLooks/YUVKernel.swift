@@ -1,0 +1,427 @@
+import Dispatch
+import Foundation
+
+// MARK: - Colorimetry
+
+/// How 8-bit Y'CbCr codes map to 8-bit R'G'B' codes: the matrix (its Kr and Kb) and the range, as GStreamer's
+/// `GstVideoColorimetry` gives them (`matrix`, `range`). Limited range: Y' 16…235, Cb/Cr 16…240 around 128; full
+/// range: all three 0…255, chroma around 128 with a scale of 255 (GStreamer's `gst_video_color_range_offsets`).
+public struct YUVColorimetry: Equatable, Sendable, CustomStringConvertible {
+    public var kr: Double
+    public var kb: Double
+    public var fullRange: Bool
+
+    public init(kr: Double, kb: Double, fullRange: Bool) {
+        self.kr = kr
+        self.kb = kb
+        self.fullRange = fullRange
+    }
+
+    /// BT.601, limited range (GStreamer's default for YUV frames up to 576 lines).
+    public static let bt601 = YUVColorimetry(kr: 0.299, kb: 0.114, fullRange: false)
+    /// BT.709, limited range (GStreamer's default above 576 lines, below 2160).
+    public static let bt709 = YUVColorimetry(kr: 0.2126, kb: 0.0722, fullRange: false)
+    /// BT.2020 (non-constant luminance), limited range (GStreamer's default from 2160 lines).
+    public static let bt2020 = YUVColorimetry(kr: 0.2627, kb: 0.0593, fullRange: false)
+
+    /// The same matrix in the other range.
+    public func fullRange(_ full: Bool) -> YUVColorimetry { YUVColorimetry(kr: kr, kb: kb, fullRange: full) }
+
+    /// What GStreamer assumes for YUV caps without a usable matrix (`gst_video_info_from_caps`'s default
+    /// colorimetry): BT.2020 from 2160 lines, BT.709 above 576, BT.601 otherwise; limited range.
+    public static func gstreamerDefault(height: Int) -> YUVColorimetry {
+        height >= 2160 ? .bt2020 : (height > 576 ? .bt709 : .bt601)
+    }
+
+    public var description: String {
+        let name = [(YUVColorimetry.bt601, "bt601"), (.bt709, "bt709"), (.bt2020, "bt2020")].first {
+            $0.0.kr == kr && $0.0.kb == kb
+        }?.1 ?? "Kr \(kr) Kb \(kb)"
+        return "\(name) \(fullRange ? "full" : "limited") range"
+    }
+
+    package var kg: Double { 1 - kr - kb }
+    /// Code units per unit of Y' (219 limited, 255 full) relative to R'G'B' codes (255), and the same for chroma.
+    package var lumaScale: Double { fullRange ? 1 : 219.0 / 255 }
+    package var chromaScale: Double { fullRange ? 1 : 224.0 / 255 }
+    package var lumaOffset: Double { fullRange ? 0 : 16 }
+
+    /// Y'CbCr codes → R'G'B' codes (0…255 scale, unrounded, unclamped).
+    public func rgb(y: Double, u: Double, v: Double) -> SIMD3<Double> {
+        let luma = (y - lumaOffset) / lumaScale
+        let (pb, pr) = ((u - 128) / chromaScale, (v - 128) / chromaScale)
+        let red = luma + 2 * (1 - kr) * pr
+        let blue = luma + 2 * (1 - kb) * pb
+        let green = luma - (2 * kb * (1 - kb) * pb + 2 * kr * (1 - kr) * pr) / kg
+        return SIMD3(red, green, blue)
+    }
+
+    /// R'G'B' codes (0…255 scale) → Y'CbCr codes (unrounded, unclamped).
+    public func yuv(rgb: SIMD3<Double>) -> SIMD3<Double> {
+        let luma = kr * rgb.x + kg * rgb.y + kb * rgb.z
+        return SIMD3(
+            lumaOffset + luma * lumaScale, 128 + (rgb.z - luma) / (2 * (1 - kb)) * chromaScale,
+            128 + (rgb.x - luma) / (2 * (1 - kr)) * chromaScale)
+    }
+}
+
+// MARK: - Frames
+
+/// The planes of an 8-bit 4:2:0 frame, walked by stride: I420 (three planes) or NV12 (Y, then Cb and Cr
+/// interleaved: `chromaStep` 2, `cr` one byte after `cb`).
+public struct YUV420Planes: @unchecked Sendable {
+    public var luma: UnsafeMutablePointer<UInt8>
+    public var lumaStride: Int
+    public var cb: UnsafeMutablePointer<UInt8>
+    public var cr: UnsafeMutablePointer<UInt8>
+    /// Bytes between rows of the Cb plane (NV12: of the interleaved plane).
+    public var chromaStride: Int
+    /// Bytes between rows of the Cr plane: `chromaStride` for NV12, I420's third plane's own stride.
+    public var crStride: Int
+    /// Bytes between horizontally adjacent chroma samples of one plane: 1 (I420) or 2 (NV12).
+    public var chromaStep: Int
+
+    public static func i420(
+        luma: UnsafeMutablePointer<UInt8>, lumaStride: Int, cb: UnsafeMutablePointer<UInt8>,
+        cr: UnsafeMutablePointer<UInt8>, chromaStride: Int, crStride: Int? = nil
+    ) -> YUV420Planes {
+        YUV420Planes(
+            luma: luma, lumaStride: lumaStride, cb: cb, cr: cr, chromaStride: chromaStride,
+            crStride: crStride ?? chromaStride, chromaStep: 1)
+    }
+
+    public static func nv12(
+        luma: UnsafeMutablePointer<UInt8>, lumaStride: Int, chroma: UnsafeMutablePointer<UInt8>, chromaStride: Int
+    ) -> YUV420Planes {
+        YUV420Planes(
+            luma: luma, lumaStride: lumaStride, cb: chroma, cr: chroma + 1, chromaStride: chromaStride,
+            crStride: chromaStride, chromaStep: 2)
+    }
+}
+
+// MARK: - Kernel
+
+/// Applies a `Look` to 8-bit 4:2:0 frames (I420, NV12) in place, without converting them to RGB and back.
+///
+/// **Table.** Entry `y | u << 8 | v << 16` holds `y' | u' << 8 | v' << 16`: the pixel converted to R'G'B' exactly as
+/// a conversion to packed RGB would (the colorimetry's matrix, rounded to nearest code, clamped), looked up in the
+/// 8-bit RGB kernel's own table (`LUTKernel`: the same results as the BGRx path), converted back, rounded and
+/// clamped. 2²⁴ entries, 4 bytes each: **64 MiB**, like the RGB table, which is released after the build (release
+/// builds). Build: one 256-entry (U, V) row at a time, batches of conversions and table loads, spread over the
+/// cores (≈ 155 ms wall for a 33³ look on the 2-core test machine, ≈ 75 ms of it the RGB table; docs/PERFORMANCE.md).
+///
+/// **Frames.** Each 2×2 block shares one (U, V): the four luma samples are looked up with it (four loads from one
+/// 1 KiB row of the table) and written back; the block's U', V' are the rounded mean of the four results. Odd
+/// widths and heights give 1- or 2-pixel blocks at the right and bottom edges, averaged over what is there.
+///
+/// Debug builds fill the table lazily, the (U, V) rows a frame uses, each entry evaluated from the look directly
+/// (`ColourTable.entries(at:into:)`): the RGB table is never filled whole there (it would take ≈ 14 s), and a
+/// debug element test pays milliseconds, not seconds, for its table.
+public final class YUVKernel: @unchecked Sendable {
+    public let colorimetry: YUVColorimetry
+    public let strategy: LUTKernel.Strategy
+    /// Memory the kernel holds for its table: 0 (identity) or 64 MiB.
+    public var tableByteCount: Int { entries == nil ? 0 : ColourTable.byteCount }
+
+    private let entries: UnsafeMutablePointer<UInt32>?
+    private let lazyRows: LazyRows?
+
+    /// Builds the table for `look` (through a `LUTKernel`, released afterwards in release builds).
+    public convenience init(look: Look, colorimetry: YUVColorimetry) {
+        self.init(rgb: LUTKernel(look: look), colorimetry: colorimetry)
+    }
+
+    /// Builds the table from `rgb`'s results. Release builds do not keep `rgb`.
+    public init(rgb: LUTKernel, colorimetry: YUVColorimetry) {
+        self.colorimetry = colorimetry
+        strategy = rgb.strategy
+        let source: RGBSource
+        switch rgb.plan {
+        case .identity:
+            (entries, lazyRows) = (nil, nil)
+            return
+        case .perChannel(let table): source = .perChannel(table)
+        case .fullTable(let table): source = .table(table)
+        }
+        let entries = ColourTable.allocateEntries()
+        self.entries = entries
+        let builder = YUVRowBuilder(colorimetry: colorimetry, source: source)
+        #if DEBUG
+            // Unoptimised code takes seconds for the whole table, even for a per-channel look.
+            lazyRows = LazyRows(builder)
+        #else
+            lazyRows = nil
+            let shared = SendableEntries(entries)
+            let group = YUVRowBuilder.rowGroup
+            DispatchQueue.concurrentPerform(iterations: 256 / group) { item in
+                let scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: 512 * group)
+                defer { scratch.deallocate() }
+                for u in 0..<256 {
+                    builder.fillRows(u: u, vs: item * group..<(item + 1) * group, into: shared.pointer, scratch: scratch)
+                }
+            }
+        #endif
+    }
+
+    deinit { entries.map { free($0) } }
+
+    /// The table's entry for one input (tests and benchmarks; debug builds fill its row first).
+    package func entry(y: Int, u: Int, v: Int) -> SIMD3<UInt8> {
+        guard let entries else { return SIMD3(UInt8(y), UInt8(u), UInt8(v)) }
+        lazyRows?.fill(keys: [v << 8 | u], entries)
+        let packed = entries[y | u << 8 | v << 16]
+        return SIMD3(
+            UInt8(truncatingIfNeeded: packed), UInt8(truncatingIfNeeded: packed >> 8),
+            UInt8(truncatingIfNeeded: packed >> 16))
+    }
+
+    /// Applies the look to a `width`×`height` 4:2:0 frame in place. Only the samples of the picture are read and
+    /// written (padding between rows, and NV12's other chroma bytes, never). Large frames are split into bands of
+    /// block rows across the cores, like `LUTKernel.apply`.
+    public func apply(to planes: YUV420Planes, width: Int, height: Int) {
+        precondition(width >= 0 && height >= 0, "negative frame size")
+        guard let entries, width > 0, height > 0 else { return }
+        let (chromaWidth, chromaHeight) = ((width + 1) / 2, (height + 1) / 2)
+        precondition(height <= 1 || planes.lumaStride >= width, "luma stride shorter than a row")
+        precondition(
+            chromaHeight <= 1
+                || min(planes.chromaStride, planes.crStride) >= (chromaWidth - 1) * planes.chromaStep + 1,
+            "chroma stride shorter than a row")
+        if let lazyRows { lazyRows.fill(usedBy: planes, chromaWidth: chromaWidth, chromaHeight: chromaHeight, entries) }
+        let frame = YUVBlocks(planes: planes, width: width, height: height, entries: entries)
+        LUTKernel.forEachBand(height: chromaHeight, pixels: width * height) { rows in
+            if planes.chromaStep == 1 { frame.map(rows: rows, step: 1) } else { frame.map(rows: rows, step: 2) }
+        }
+    }
+
+    // MARK: - Debug builds
+
+    /// The (U, V) rows filled so far, one bit each (`v << 8 | u`), and what fills the others.
+    private final class LazyRows {
+        package let builder: YUVRowBuilder
+        package var filled = [UInt64](repeating: 0, count: 1024)
+        package let lock = NSLock()
+
+        package init(_ builder: YUVRowBuilder) { self.builder = builder }
+
+        package func fill(usedBy planes: YUV420Planes, chromaWidth: Int, chromaHeight: Int, _ entries: UnsafeMutablePointer<UInt32>) {
+            var keys: [Int] = []
+            for row in 0..<chromaHeight {
+                for column in 0..<chromaWidth {
+                    let (cb, cr) = (planes.chromaStride * row, planes.crStride * row)
+                    let column = planes.chromaStep * column
+                    keys.append(Int(planes.cr[cr + column]) << 8 | Int(planes.cb[cb + column]))
+                }
+            }
+            fill(keys: keys, entries)
+        }
+
+        package func fill(keys: [Int], _ entries: UnsafeMutablePointer<UInt32>) {
+            lock.lock()
+            defer { lock.unlock() }
+            let scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: 512)
+            defer { scratch.deallocate() }
+            for key in keys where filled[key >> 6] & (1 << (key & 63)) == 0 {
+                filled[key >> 6] |= 1 << (key & 63)
+                builder.fillRow(u: key & 255, v: key >> 8, into: entries, scratch: scratch)
+            }
+        }
+    }
+}
+
+private struct SendableEntries: @unchecked Sendable {
+    package let pointer: UnsafeMutablePointer<UInt32>
+    package init(_ pointer: UnsafeMutablePointer<UInt32>) { self.pointer = pointer }
+}
+
+// MARK: - Building
+
+/// Where a (U, V) row's R'G'B' results come from: the RGB kernel's 768-byte per-channel table, or its full table.
+private enum RGBSource {
+    case perChannel([UInt8])
+    case table(ColourTable)
+}
+
+/// Fills one (U, V) row of 256 entries in three batches: Y'CbCr → R'G'B' indices, the RGB look's results for
+/// them, back to Y'CbCr. Conversions are in 16.16 fixed point from coefficients computed in `Double` (so rounding
+/// differs from `Double` only within a few thousandths of a half code).
+private struct YUVRowBuilder: @unchecked Sendable {
+    package static let one = Int32(1 << 16)
+    package let source: RGBSource
+    /// Y'CbCr → R'G'B': `luma[y]` (with the rounding half), `redV`, `greenU`, `greenV`, `blueU` per chroma code.
+    package let toRGB: [Int32]
+    /// R'G'B' → Y'CbCr: the weights of R, G and B in Y', Cb and Cr, each splatted over 8 lanes, and the offsets
+    /// with the rounding half.
+    package let lumaWeights: (SIMD8<Int32>, SIMD8<Int32>, SIMD8<Int32>)
+    package let cbWeights: (SIMD8<Int32>, SIMD8<Int32>, SIMD8<Int32>)
+    package let crWeights: (SIMD8<Int32>, SIMD8<Int32>, SIMD8<Int32>)
+    package let offsets: (SIMD8<Int32>, SIMD8<Int32>, SIMD8<Int32>)
+
+    package init(colorimetry c: YUVColorimetry, source: RGBSource) {
+        self.source = source
+        func fixed(_ value: Double) -> Int32 { Int32((value * Double(Self.one)).rounded()) }
+        var toRGB = [Int32](repeating: 0, count: 5 * 256)
+        for code in 0..<256 {
+            let chroma = (Double(code) - 128) / c.chromaScale
+            toRGB[code] = fixed((Double(code) - c.lumaOffset) / c.lumaScale + 0.5)
+            toRGB[256 + code] = fixed(2 * (1 - c.kr) * chroma)
+            toRGB[512 + code] = fixed(-2 * c.kb * (1 - c.kb) / c.kg * chroma)
+            toRGB[768 + code] = fixed(-2 * c.kr * (1 - c.kr) / c.kg * chroma)
+            toRGB[1024 + code] = fixed(2 * (1 - c.kb) * chroma)
+        }
+        let (kr, kg, kb) = (c.kr, c.kg, c.kb)
+        let (cbScale, crScale) = (c.chromaScale / (2 * (1 - kb)), c.chromaScale / (2 * (1 - kr)))
+        func splat(_ value: Double) -> SIMD8<Int32> { SIMD8(repeating: fixed(value)) }
+        lumaWeights = (splat(kr * c.lumaScale), splat(kg * c.lumaScale), splat(kb * c.lumaScale))
+        cbWeights = (splat(-kr * cbScale), splat(-kg * cbScale), splat((1 - kb) * cbScale))
+        crWeights = (splat((1 - kr) * crScale), splat(-kg * crScale), splat(-kb * crScale))
+        offsets = (splat(c.lumaOffset + 0.5), splat(128.5), splat(128.5))
+        self.toRGB = toRGB
+    }
+
+    /// Rows (u, v) for `v` in `vs` filled together: for one Y, consecutive V rows look up R'G'B' values a couple
+    /// of red codes apart in the same blue plane, often in the same cache line, so the full RGB table is read
+    /// Y-major across the group (measured: the build is bound by those loads, one cache miss each in row order).
+    package static let rowGroup = 8
+
+    /// Rows (u, v) of `entries` for every `v` in `vs`; `scratch` holds `512 · vs.count` words.
+    package func fillRows(
+        u: Int, vs: Range<Int>, into entries: UnsafeMutablePointer<UInt32>, scratch: UnsafeMutablePointer<UInt32>
+    ) {
+        let count = vs.count
+        let (indices, results) = (scratch, scratch + 256 * count)
+        for (k, v) in vs.enumerated() { rgbIndices(u: u, v: v, into: indices + 256 * k) }
+        switch source {
+        case .table(let table) where table.isFilled:
+            for y in 0..<256 {
+                for k in 0..<count { results[256 * k + y] = table.entries[Int(indices[256 * k + y])] }
+            }
+        case .table(let table):
+            for k in 0..<count { table.entries(at: indices + 256 * k, into: results + 256 * k) }
+        case .perChannel(let table):
+            table.withUnsafeBufferPointer { t in
+                for y in 0..<256 * count {
+                    let index = indices[y]
+                    results[y] =
+                        UInt32(t[Int(index & 255)]) | UInt32(t[256 + Int(index >> 8 & 255)]) << 8
+                        | UInt32(t[512 + Int(index >> 16)]) << 16
+                }
+            }
+        }
+        for (k, v) in vs.enumerated() { convertBack(results + 256 * k, into: entries + (v << 16 | u << 8)) }
+    }
+
+    /// Row (u, v) of `entries`; `scratch` holds 512 words.
+    package func fillRow(u: Int, v: Int, into entries: UnsafeMutablePointer<UInt32>, scratch: UnsafeMutablePointer<UInt32>) {
+        fillRows(u: u, vs: v..<v + 1, into: entries, scratch: scratch)
+    }
+
+    /// The R'G'B' table indices of row (u, v): 256 words.
+    private func rgbIndices(u: Int, v: Int, into indices: UnsafeMutablePointer<UInt32>) {
+        toRGB.withUnsafeBufferPointer { t in
+            let (redV, greenUV, blueU) = (t[256 + v], t[512 + u] &+ t[768 + v], t[1024 + u])
+            for y in 0..<256 {
+                let luma = t[y]
+                let red = clampCode((luma &+ redV) >> 16)
+                let green = clampCode((luma &+ greenUV) >> 16)
+                let blue = clampCode((luma &+ blueU) >> 16)
+                indices[y] = red | green << 8 | blue << 16
+            }
+        }
+    }
+
+    /// 256 R'G'B' results → one row of Y'CbCr entries, 8 at a time in `Int32` lanes (multiplies rather than
+    /// per-code tables: nine table loads an entry were the build's largest cost after the RGB table itself).
+    private func convertBack(_ results: UnsafeMutablePointer<UInt32>, into row: UnsafeMutablePointer<UInt32>) {
+        let (wy, wu, wv) = (lumaWeights, cbWeights, crWeights)
+        let (offsetY, offsetU, offsetV) = offsets
+        let (low, high) = (SIMD8<Int32>(repeating: 0), SIMD8<Int32>(repeating: 255))
+        let input = UnsafeRawPointer(results)
+        let output = UnsafeMutableRawPointer(row)
+        for chunk in 0..<32 {
+            let rgb = SIMD8<Int32>(
+                truncatingIfNeeded: input.loadUnaligned(fromByteOffset: chunk * 32, as: SIMD8<UInt32>.self))
+            let (r, g, b) = (rgb & 255, rgb &>> 8 & 255, rgb &>> 16 & 255)
+            let luma = ((r &* wy.0 &+ g &* wy.1 &+ b &* wy.2 &+ offsetY) &>> 16).clamped(lowerBound: low, upperBound: high)
+            let cb = ((r &* wu.0 &+ g &* wu.1 &+ b &* wu.2 &+ offsetU) &>> 16).clamped(lowerBound: low, upperBound: high)
+            let cr = ((r &* wv.0 &+ g &* wv.1 &+ b &* wv.2 &+ offsetV) &>> 16).clamped(lowerBound: low, upperBound: high)
+            output.storeBytes(
+                of: SIMD8<UInt32>(truncatingIfNeeded: luma | cb &<< 8 | cr &<< 16), toByteOffset: chunk * 32,
+                as: SIMD8<UInt32>.self)
+        }
+    }
+}
+
+@inline(__always)
+private func clampCode(_ value: Int32) -> UInt32 { UInt32(min(max(value, 0), 255)) }
+
+// MARK: - Block loop
+
+/// One frame as the block loop sees it; bands (disjoint ranges of chroma rows, so of luma row pairs) run on
+/// other threads with their own copy.
+private struct YUVBlocks: @unchecked Sendable {
+    package let planes: YUV420Planes
+    package let width: Int
+    package let height: Int
+    package let entries: UnsafeMutablePointer<UInt32>
+
+    /// Chroma rows `rows`: the luma row pairs under them. `step` is the chroma step, passed as a constant so each
+    /// layout gets its own loop.
+    @inline(__always)
+    package func map(rows: Range<Int>, step: Int) {
+        let pairs = width / 2
+        let oddColumn = width & 1 == 1
+        for row in rows {
+            let top = planes.luma + planes.lumaStride * (2 * row)
+            let hasBottom = 2 * row + 1 < height
+            let bottom = hasBottom ? top + planes.lumaStride : top
+            let cb = planes.cb + planes.chromaStride * row
+            let cr = planes.cr + planes.crStride * row
+            if hasBottom {
+                for column in 0..<pairs {
+                    let base = Int(cb[column &* step]) << 8 | Int(cr[column &* step]) << 16
+                    let x = column &* 2
+                    let a = entries[base | Int(top[x])]
+                    let b = entries[base | Int(top[x &+ 1])]
+                    let c = entries[base | Int(bottom[x])]
+                    let d = entries[base | Int(bottom[x &+ 1])]
+                    top[x] = UInt8(truncatingIfNeeded: a)
+                    top[x &+ 1] = UInt8(truncatingIfNeeded: b)
+                    bottom[x] = UInt8(truncatingIfNeeded: c)
+                    bottom[x &+ 1] = UInt8(truncatingIfNeeded: d)
+                    let sum = (a >> 8 & 0xFF) &+ (b >> 8 & 0xFF) &+ (c >> 8 & 0xFF) &+ (d >> 8 & 0xFF)
+                    let sumV = (a >> 16) &+ (b >> 16) &+ (c >> 16) &+ (d >> 16)
+                    cb[column &* step] = UInt8(truncatingIfNeeded: (sum &+ 2) >> 2)
+                    cr[column &* step] = UInt8(truncatingIfNeeded: (sumV &+ 2) >> 2)
+                }
+            } else {
+                for column in 0..<pairs {
+                    let base = Int(cb[column &* step]) << 8 | Int(cr[column &* step]) << 16
+                    let x = column &* 2
+                    let a = entries[base | Int(top[x])]
+                    let b = entries[base | Int(top[x &+ 1])]
+                    top[x] = UInt8(truncatingIfNeeded: a)
+                    top[x &+ 1] = UInt8(truncatingIfNeeded: b)
+                    cb[column &* step] = UInt8(truncatingIfNeeded: ((a >> 8 & 0xFF) &+ (b >> 8 & 0xFF) &+ 1) >> 1)
+                    cr[column &* step] = UInt8(truncatingIfNeeded: ((a >> 16) &+ (b >> 16) &+ 1) >> 1)
+                }
+            }
+            if oddColumn {
+                // The last block of the row: one column, one or two pixels.
+                let column = pairs
+                let base = Int(cb[column * step]) << 8 | Int(cr[column * step]) << 16
+                let x = column * 2
+                let a = entries[base | Int(top[x])]
+                top[x] = UInt8(truncatingIfNeeded: a)
+                var (sumU, sumV, count) = (a >> 8 & 0xFF, a >> 16, UInt32(1))
+                if hasBottom {
+                    let c = entries[base | Int(bottom[x])]
+                    bottom[x] = UInt8(truncatingIfNeeded: c)
+                    (sumU, sumV, count) = (sumU + (c >> 8 & 0xFF), sumV + (c >> 16), 2)
+                }
+                cb[column * step] = UInt8(truncatingIfNeeded: (sumU + count / 2) / count)
+                cr[column * step] = UInt8(truncatingIfNeeded: (sumV + count / 2) / count)
+            }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package import CGst
+import Foundation
+import FilmtoneCore
+
+/// Owns one reference to a `GstCaps`.
+package final class Caps: CustomStringConvertible {
+    package let pointer: UnsafeMutablePointer<GstCaps>
+
+    /// Adopts a transfer-full reference.
+    package init(takingFull pointer: UnsafeMutablePointer<GstCaps>) {
+        self.pointer = pointer
+    }
+
+    /// Adds a reference to borrowed caps (from an event or a sample).
+    package init(borrowing pointer: UnsafeMutablePointer<GstCaps>) {
+        self.pointer = gst_caps_ref(pointer)
+    }
+
+    /// `gst_caps_from_string`; throws `INTERNAL` for text that does not parse (ftgst writes these strings).
+    package convenience init(parsing text: String) throws {
+        guard let raw = gst_caps_from_string(text) else {
+            throw FilmtoneError(.internalError, "caps do not parse: \(text)")
+        }
+        self.init(takingFull: raw)
+    }
+
+    deinit {
+        gst_caps_unref(pointer)
+    }
+
+    /// `gst_caps_to_string`.
+    package var description: String { GLib.takeString(gst_caps_to_string(pointer)) ?? "" }
+
+    /// The first structure's media type and video fields, copied out.
+    package var video: VideoCapsInfo? {
+        guard gst_caps_get_size(pointer) > 0, let structure = gst_caps_get_structure(pointer, 0) else { return nil }
+        var width: gint = 0
+        var height: gint = 0
+        var parN: gint = 1
+        var parD: gint = 1
+        var fpsN: gint = 0
+        var fpsD: gint = 1
+        let mediaType = GLib.borrowString(gst_structure_get_name(structure)) ?? ""
+        _ = gst_structure_get_int(structure, "width", &width)
+        _ = gst_structure_get_int(structure, "height", &height)
+        if gst_structure_get_fraction(structure, "pixel-aspect-ratio", &parN, &parD) == 0 { parN = 1; parD = 1 }
+        if gst_structure_get_fraction(structure, "framerate", &fpsN, &fpsD) == 0 { fpsN = 0; fpsD = 1 }
+        let format = GLib.borrowString(gst_structure_get_string(structure, "format"))
+        return VideoCapsInfo(
+            mediaType: mediaType, format: format, width: Int(width), height: Int(height),
+            pixelAspect: Fraction(Int(parN), Int(max(1, parD))), frameRate: Fraction(Int(fpsN), Int(max(1, fpsD))))
+    }
+}
+
+/// A rational number as GStreamer caps carry them (`30/1`, `16/9`).
+package struct Fraction: Equatable, CustomStringConvertible {
+    package var numerator: Int
+    package var denominator: Int
+    package init(_ numerator: Int, _ denominator: Int) {
+        self.numerator = numerator
+        self.denominator = denominator
+    }
+    package var value: Double { denominator == 0 ? 0 : Double(numerator) / Double(denominator) }
+    package var description: String { "\(numerator)/\(denominator)" }
+}
+
+/// What ftgst needs to know of raw video caps, as plain Swift values.
+package struct VideoCapsInfo: Equatable {
+    package var mediaType: String
+    package var format: String?
+    package var width: Int
+    package var height: Int
+    package var pixelAspect: Fraction
+    package var frameRate: Fraction
+    /// A still image: GStreamer's image decoders announce a 0/1 frame rate.
+    package var isStill: Bool { frameRate.numerator == 0 }
+}
+
+extension Caps {
+    /// For `video/x-h264` caps: `stream-format` and the `codec_data` bytes (copied out of the GstBuffer).
+    package var h264Fields: (streamFormat: String?, codecData: [UInt8]?)? {
+        guard gst_caps_get_size(pointer) > 0, let structure = gst_caps_get_structure(pointer, 0),
+              GLib.borrowString(gst_structure_get_name(structure)) == "video/x-h264"
+        else { return nil }
+        let format = GLib.borrowString(gst_structure_get_string(structure, "stream-format"))
+        var codecData: [UInt8]? = nil
+        // gst_value_get_buffer is a macro over g_value_get_boxed; the buffer is borrowed from the caps.
+        if let value = gst_structure_get_value(structure, "codec_data"), let boxed = g_value_get_boxed(value) {
+            let buffer = boxed.assumingMemoryBound(to: GstBuffer.self)
+            codecData = BufferView(pointer: buffer).withBytes { Array($0.bindMemory(to: UInt8.self)) }
+        }
+        return (format, codecData)
+    }
+}

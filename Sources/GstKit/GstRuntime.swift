@@ -1,0 +1,49 @@
+package import CGst
+import Foundation
+import FilmtoneCore
+
+/// Process-wide GStreamer set-up: `gst_init_check` once, plus the registry tweaks ftgst's pipelines rely on.
+package enum GstRuntime {
+    private static let initialised: Result<Void, FilmtoneError> = {
+        started.set()
+        var error: UnsafeMutablePointer<GError>? = nil
+        guard gst_init_check(nil, nil, &error) != 0 else {
+            let message = GLib.takeError(error)?.message ?? "gst_init_check failed"
+            return .failure(FilmtoneError(.internalError, "GStreamer could not start: \(message)"))
+        }
+        preferJPEGParser()
+        return .success(())
+    }()
+
+    /// Set (once) when `initialised` first runs, so `shutdown` can tell without starting GStreamer: commands that
+    /// use none (`save`, `share`, `lut inspect`) would otherwise pay for `gst_init` and a registry scan at exit.
+    private static let started = AtomicFlag()
+
+    /// Initialises GStreamer on first use; cheap afterwards. Throws `INTERNAL` if GStreamer cannot start.
+    package static func ensure() throws {
+        try initialised.get()
+    }
+
+    /// `gst_version_string()`, e.g. "GStreamer 1.22.0".
+    package static var version: String {
+        GLib.takeString(gst_version_string()) ?? "GStreamer"
+    }
+
+    /// `gst_deinit()`: only for the very end of a process (the leak tracer reports at this point).
+    package static func shutdown() {
+        if started.isSet(), case .success = initialised {
+            gst_deinit()
+        }
+    }
+
+    /// decodebin only plugs `jpegparse` when its rank allows it, and in 1.22 its rank is NONE. Without the parser
+    /// a JPEG's EXIF orientation never becomes an `image-orientation` tag, so `videoflip video-direction=auto`
+    /// cannot turn a portrait photo upright. Raising the rank in this process (not system-wide) fixes both local
+    /// and remote photos, because it works on the stream rather than on a file path.
+    private static func preferJPEGParser() {
+        guard let feature = gst_registry_lookup_feature(gst_registry_get(), "jpegparse") else { return }
+        // gst_registry_lookup_feature: transfer full.
+        defer { gst_object_unref(UnsafeMutableRawPointer(feature)) }
+        gst_plugin_feature_set_rank(feature, guint(GST_RANK_PRIMARY.rawValue + 1))
+    }
+}

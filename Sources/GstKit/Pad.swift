@@ -1,0 +1,185 @@
+package import CGst
+import Foundation
+import FilmtoneCore
+
+/// Owns one reference to a `GstPad`.
+package final class Pad {
+    package let pointer: UnsafeMutablePointer<GstPad>
+
+    /// Adopts a transfer-full reference (`gst_element_get_static_pad`).
+    package init(takingFull pointer: UnsafeMutablePointer<GstPad>) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        gst_object_unref(pointer)
+    }
+
+    private final class CapsProbe {
+        package let body: (Caps) -> Void
+        package init(_ body: @escaping (Caps) -> Void) { self.body = body }
+    }
+
+    /// Calls `body` with the caps of every CAPS event that passes downstream through this pad, on the streaming
+    /// thread, before the event reaches the next element: the place to adjust a capsfilter further down so
+    /// that the very negotiation this event starts already sees it.
+    package func onCapsEvent(_ body: @escaping (Caps) -> Void) {
+        let callback: @convention(c) (
+            UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstPadProbeInfo>?, gpointer?
+        ) -> GstPadProbeReturn = { _, info, data in
+            guard let info, let data, let event = gst_pad_probe_info_get_event(info) else { return GST_PAD_PROBE_OK }
+            // GST_EVENT_TYPE is a macro reading the type field.
+            guard event.pointee.type == GST_EVENT_CAPS else { return GST_PAD_PROBE_OK }
+            var caps: UnsafeMutablePointer<GstCaps>? = nil
+            gst_event_parse_caps(event, &caps)  // transfer none: borrowed from the event
+            if let caps {
+                Unmanaged<CapsProbe>.fromOpaque(data).takeUnretainedValue().body(Caps(borrowing: caps))
+            }
+            return GST_PAD_PROBE_OK
+        }
+        let release: @convention(c) (gpointer?) -> Void = { data in
+            guard let data else { return }
+            Unmanaged<CapsProbe>.fromOpaque(data).release()
+        }
+        let box = Unmanaged.passRetained(CapsProbe(body)).toOpaque()
+        _ = gst_pad_add_probe(pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, callback, box, release)
+    }
+}
+
+// MARK: - Data probes
+
+/// What flows through a pad, as a data probe sees it.
+package enum PadItem {
+    case caps(Caps)
+    /// A SEGMENT event in TIME: where playback starts (in buffer-timestamp terms) and at what rate.
+    case segment(start: ClockTime, rate: Double)
+    case buffer(BufferView)
+    case otherEvent
+}
+
+/// What a data probe decides about one item.
+package enum PadDecision {
+    case pass
+    case drop
+}
+
+/// A buffer seen by a probe: timestamps copied out, bytes readable only inside `withBytes`.
+package struct BufferView {
+    package let pointer: UnsafeMutablePointer<GstBuffer>
+
+    package var presentationTimestamp: ClockTime? { ClockTime(raw: pointer.pointee.pts) }
+    package var duration: ClockTime? { ClockTime(raw: pointer.pointee.duration) }
+
+    /// Maps the buffer for reading (`gst_buffer_map`) for the duration of `body`; nil if it cannot be mapped.
+    package func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        var map = GstMapInfo()
+        guard gst_buffer_map(pointer, &map, GST_MAP_READ) != 0 else { return nil }
+        defer { gst_buffer_unmap(pointer, &map) }
+        return body(UnsafeRawBufferPointer(start: map.data, count: Int(map.size)))
+    }
+}
+
+extension Pad {
+    private final class DataProbe {
+        package let body: (PadItem) -> PadDecision
+        package init(_ body: @escaping (PadItem) -> PadDecision) { self.body = body }
+    }
+
+    /// Calls `body` for every buffer and downstream event passing this pad, on the streaming thread; `.drop`
+    /// removes a buffer from the stream (events are never dropped). Keep `body` short: it is on the data path.
+    package func onData(_ body: @escaping (PadItem) -> PadDecision) {
+        let callback: @convention(c) (
+            UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstPadProbeInfo>?, gpointer?
+        ) -> GstPadProbeReturn = { _, info, data in
+            guard let info, let data else { return GST_PAD_PROBE_OK }
+            let probe = Unmanaged<DataProbe>.fromOpaque(data).takeUnretainedValue()
+            // GST_PAD_PROBE_INFO_TYPE: ask for the buffer only when this call carries one.
+            if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0,
+               let buffer = gst_pad_probe_info_get_buffer(info) {
+                return probe.body(.buffer(BufferView(pointer: buffer))) == .drop ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK
+            }
+            guard let event = gst_pad_probe_info_get_event(info) else { return GST_PAD_PROBE_OK }
+            switch event.pointee.type {
+            case GST_EVENT_CAPS:
+                var caps: UnsafeMutablePointer<GstCaps>? = nil
+                gst_event_parse_caps(event, &caps)  // borrowed from the event
+                if let caps { _ = probe.body(.caps(Caps(borrowing: caps))) }
+            case GST_EVENT_SEGMENT:
+                var segment: UnsafePointer<GstSegment>? = nil
+                gst_event_parse_segment(event, &segment)  // borrowed from the event
+                if let segment, segment.pointee.format == GST_FORMAT_TIME {
+                    _ = probe.body(.segment(start: ClockTime(nanoseconds: UInt64(segment.pointee.start)),
+                                            rate: segment.pointee.rate))
+                }
+            default:
+                _ = probe.body(.otherEvent)
+            }
+            return GST_PAD_PROBE_OK
+        }
+        let release: @convention(c) (gpointer?) -> Void = { data in
+            guard let data else { return }
+            Unmanaged<DataProbe>.fromOpaque(data).release()
+        }
+        let box = Unmanaged.passRetained(DataProbe(body)).toOpaque()
+        let mask = GstPadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue
+                                   | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue)
+        _ = gst_pad_add_probe(pointer, mask, callback, box, release)
+    }
+}
+
+// MARK: - Linking and reading a pad's state
+
+/// A format for duration queries (`GstFormat`): stream time, or frames for video (`GST_FORMAT_DEFAULT`).
+package enum QueryFormat {
+    case time
+    /// `GST_FORMAT_DEFAULT`: video frames (audio samples on an audio pad).
+    case units
+
+    package var raw: GstFormat { self == .time ? GST_FORMAT_TIME : GST_FORMAT_DEFAULT }
+}
+
+extension Pad {
+    /// Adds a reference to a borrowed pad (signal arguments such as `pad-added`'s).
+    package convenience init(borrowing pointer: UnsafeMutablePointer<GstPad>) {
+        gst_object_ref(pointer)
+        self.init(takingFull: pointer)
+    }
+
+    /// `gst_pad_link` from this source pad to `sink`. Throws `INTERNAL`: the pads are ftgst's own choice.
+    package func link(to sink: Pad) throws {
+        let result = gst_pad_link(pointer, sink.pointer)
+        guard result == GST_PAD_LINK_OK else {
+            throw FilmtoneError(.internalError, "cannot link pads (GstPadLinkReturn \(result.rawValue))")
+        }
+    }
+
+    /// `gst_pad_get_current_caps` (transfer full): the caps last negotiated on this pad; nil before any.
+    package var currentCaps: Caps? {
+        gst_pad_get_current_caps(pointer).map { Caps(takingFull: $0) }
+    }
+
+    /// The string tags of every sticky TAG event stored on this pad (stream-scoped and global: TAG is a
+    /// "sticky multi" event, one per scope), read with `gst_pad_get_sticky_event`. Call it after data has
+    /// flowed (after preroll), when the events upstream sent are stored here.
+    package var stickyTags: TagValues {
+        var values = TagValues()
+        var index: guint = 0
+        // The index counts only TAG events; a pad holds very few (one per scope).
+        while index < 16, let event = gst_pad_get_sticky_event(pointer, GST_EVENT_TAG, index) {
+            defer { gst_event_unref(event) }  // transfer full
+            var list: UnsafeMutablePointer<GstTagList>? = nil
+            gst_event_parse_tag(event, &list)  // borrowed from the event
+            if let list { values.merge(borrowing: list) }
+            index += 1
+        }
+        return values
+    }
+
+    /// `gst_pad_peer_query_duration`: the duration upstream of this (sink) pad reports in `format`; nil when
+    /// nobody upstream answers or the value is unknown (-1).
+    package func peerDuration(_ format: QueryFormat) -> Int64? {
+        var value: gint64 = -1
+        guard gst_pad_peer_query_duration(pointer, format.raw, &value) != 0, value >= 0 else { return nil }
+        return Int64(value)
+    }
+}
