@@ -23,15 +23,6 @@ final class CacheDirectoryTests: XCTestCase {
         XCTAssertEqual(CacheDirectory.evictionPlan(entries: entries, capBytes: 20, keep: "k"), ["a"])
     }
 
-    func testAtomicWriteLeavesOnlyTheFinalFile() throws {
-        let folder = try TestEnvironment.temporaryDirectory(self)
-        let target = folder.appendingPathComponent("x.jpg")
-        try CacheDirectory.writeAtomically([1, 2, 3], to: target)
-        try CacheDirectory.writeAtomically([4, 5], to: target)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["x.jpg"])
-        XCTAssertEqual(FileManager.default.contents(atPath: target.path), Data([4, 5]))
-    }
-
     func testWriteUnderARegularFileFailsWithWriteFailed() throws {
         let folder = try TestEnvironment.temporaryDirectory(self)
         let file = folder.appendingPathComponent("plain")
@@ -39,14 +30,11 @@ final class CacheDirectoryTests: XCTestCase {
         XCTAssertThrowsError(try CacheDirectory.prepare(file.appendingPathComponent("cache"))) {
             XCTAssertEqual(($0 as? FilmtoneError)?.code, .writeFailed)
         }
-        XCTAssertThrowsError(try CacheDirectory.writeAtomically([1], to: file.appendingPathComponent("x.jpg"))) {
-            XCTAssertEqual(($0 as? FilmtoneError)?.code, .writeFailed)
-        }
     }
 
     func testEvictIgnoresTemporariesAndFolders() throws {
         let folder = try TestEnvironment.temporaryDirectory(self)
-        FileManager.default.createFile(atPath: folder.appendingPathComponent(".x.jpg.1.2.part").path,
+        FileManager.default.createFile(atPath: folder.appendingPathComponent(".x.jpg.ftgst-1-2.part").path,
                                        contents: Data(count: 5000))
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("sub"),
                                                 withIntermediateDirectories: false)
@@ -55,6 +43,6 @@ final class CacheDirectoryTests: XCTestCase {
         XCTAssertEqual(Set(CacheDirectory.entries(in: folder).map(\.name)), ["old.jpg", "new.jpg"])
         CacheDirectory.evict(in: folder, capBytes: 4000, keep: "new.jpg")
         XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: folder.path)),
-                       [".x.jpg.1.2.part", "sub", "new.jpg"])
+                       [".x.jpg.ftgst-1-2.part", "sub", "new.jpg"])
     }
 }

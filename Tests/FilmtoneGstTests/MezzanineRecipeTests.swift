@@ -46,7 +46,7 @@ final class MezzanineRecipeTests: XCTestCase {
                                                      settings: MezzanineSettings(maxWidth: 320, maxHeight: 320)))
         XCTAssertEqual(MezzanineRecipe.slot(ofFileNamed: slot + ".mov"), slot)
         XCTAssertEqual(MezzanineRecipe.slot(ofFileNamed: slot + ".json"), slot)
-        XCTAssertNil(MezzanineRecipe.slot(ofFileNamed: ".\(slot).mov.12.34.part"), "temporaries are not entries")
+        XCTAssertNil(MezzanineRecipe.slot(ofFileNamed: ".\(slot).mov.ftgst-12-34.part"), "temporaries are not entries")
         XCTAssertNil(MezzanineRecipe.slot(ofFileNamed: "notes.txt"))
     }
 
@@ -97,7 +97,7 @@ final class MezzanineRecipeTests: XCTestCase {
             file("a.mov", 100, 10), file("a.json", 1, 500),
             file("b.mov", 100, 20), file("b.json", 1, 30),
             file("c.mov", 100, 40), file("c.json", 1, 40),
-            file(".c.mov.1.2.part", 100, 1), file("other.txt", 100, 1),
+            file(".c.mov.ftgst-1-2.part", 100, 1), file("other.txt", 100, 1),
         ]
         XCTAssertEqual(MezzanineRecipe.evictionPlan(files: files, capBytes: 250, keep: "c"), ["b"])
         XCTAssertEqual(MezzanineRecipe.evictionPlan(files: files, capBytes: 50, keep: "c"), ["b", "a"])

@@ -8,7 +8,7 @@ struct CacheEntry: Equatable {
     var modified: Date
 }
 
-/// Size-capped cache folder: atomic writes and oldest-first eviction.
+/// Size-capped cache folder: oldest-first eviction (files are written through `StagedFile`).
 enum CacheDirectory {
     /// Which files to delete so the folder's total is at most `capBytes`: oldest modification first (name as a
     /// tie-break, so the choice is deterministic), never `keep` (the file just written), even if `keep` alone
@@ -26,9 +26,6 @@ enum CacheDirectory {
         return victims
     }
 
-    /// Temporary names this module writes before renaming; they are in flight, not cache entries.
-    static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".") && name.hasSuffix(".part") }
-
     /// Creates the folder (and parents). `WRITE_FAILED` if it cannot exist as a folder.
     static func prepare(_ directory: URL) throws {
         do {
@@ -41,44 +38,11 @@ enum CacheDirectory {
         else { throw FilmtoneError(.writeFailed, "cache folder is not a folder: \(directory.path)") }
     }
 
-    /// Writes `bytes` to `destination` atomically: a temporary file in the same folder, flushed, then renamed
-    /// over the destination. A reader never sees half a file; two writers of the same name each rename a
-    /// complete file, so the survivor is complete. On failure nothing is left behind.
-    static func writeAtomically(_ bytes: [UInt8], to destination: URL) throws {
-        let folder = destination.deletingLastPathComponent()
-        let temporary = folder.appendingPathComponent(
-            ".\(destination.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).part")
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw FilmtoneError(.writeFailed, "cannot write in \(folder.path): \(String(cString: strerror(errno)))")
-        }
-        var failure: String? = nil
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = String(cString: strerror(errno))
-                    return
-                }
-                offset += written
-            }
-        }
-        if failure == nil, fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
-        if close(fd) != 0, failure == nil { failure = String(cString: strerror(errno)) }
-        if failure == nil, rename(temporary.path, destination.path) != 0 { failure = String(cString: strerror(errno)) }
-        if let failure {
-            unlink(temporary.path)
-            throw FilmtoneError(.writeFailed, "cannot write \(destination.path): \(failure)")
-        }
-    }
-
     /// Lists the folder's cache entries (regular files, temporaries excluded).
     static func entries(in directory: URL) -> [CacheEntry] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         return names.compactMap { name in
-            guard !isTemporary(name) else { return nil }
+            guard !StagedFile.isStaging(name) else { return nil }
             var info = stat()
             guard stat(directory.appendingPathComponent(name).path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG
             else { return nil }

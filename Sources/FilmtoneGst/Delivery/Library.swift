@@ -98,9 +98,6 @@ enum LibrarySave {
     static let ledgerName = ".ftgst-ledger.json"
     static let lockName = ".ftgst-ledger.lock"
 
-    /// The copy in flight, before it gets its name (hidden, and never a name a saved file can take).
-    static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".ftgst-save.") && name.hasSuffix(".part") }
-
     /// The synchronous job.
     ///
     /// The copy is made *before* the lock is taken, into a temporary file in the library, hashing the bytes as
@@ -126,31 +123,28 @@ enum LibrarySave {
             throw alreadySaved(entry, in: request.library)
         }
 
-        let temporary = try copyToTemporary(request.source, in: request.library, expectedSHA256: digest,
-                                            isCancelled: isCancelled)
-        var placed = false
-        defer { if !placed { unlink(temporary.path) } }
+        // Removed again unless placed (StagedFile), whatever ends this function.
+        let copy = try copyToStagedFile(request.source, in: request.library, name: name, expectedSHA256: digest,
+                                        isCancelled: isCancelled)
 
         return try LibraryLock.withLock(in: request.library, timeoutMilliseconds: request.lockTimeoutMilliseconds,
                                         isCancelled: isCancelled)
         {
             var ledger = try LibraryLedger.read(in: request.library)
             if let entry = ledger.entry(sha256: digest) { throw alreadySaved(entry, in: request.library) }
-            let savedName = try place(temporary, in: request.library, preferredName: name)
-            placed = true
+            let savedName = try place(copy, in: request.library, preferredName: name)
             let saved = request.library.appendingPathComponent(savedName)
             var size = stat()
             ledger.entries.append(LibraryLedger.Entry(
                 sha256: digest, name: savedName, size: stat(saved.path, &size) == 0 ? Int64(size.st_size) : 0,
                 savedAt: LibraryLedger.timestamp(Date())))
             do {
-                try CacheDirectory.writeAtomically(ledger.serialized, to: LibraryLedger.url(in: request.library))
+                try StagedFile.write(ledger.serialized, to: LibraryLedger.url(in: request.library))
             } catch {
                 // Not recorded means not saved: a copy the ledger does not know would break the invariant later.
                 unlink(saved.path)
                 throw error
             }
-            syncDirectory(request.library)
             return SaveResult(path: saved.path, sha256: digest)
         }
     }
@@ -168,29 +162,18 @@ enum LibrarySave {
         return "\(name)-\(attempt)"
     }
 
-    /// Gives the temporary copy the first free name, without ever replacing an existing file: `link(2)` fails
-    /// with EEXIST instead. On a file system without hard links (FAT, exFAT, some FUSE mounts) it falls back to
-    /// check-then-`rename`; only a program other than ftgst (which waits for the lock) could slip in between.
-    static func place(_ temporary: URL, in library: URL, preferredName: String) throws -> String {
+    /// Gives the staged copy the first free name, without ever replacing an existing file
+    /// (`StagedFile.commit(replacing: false)`: `link(2)`, which fails instead of replacing).
+    static func place(_ copy: StagedFile, in library: URL, preferredName: String) throws -> String {
         for attempt in 1...10_000 {
             let candidate = candidateName(preferredName, attempt: attempt)
-            if candidate == ledgerName || candidate == lockName || isTemporary(candidate) { continue }
-            let target = library.appendingPathComponent(candidate).path
-            if link(temporary.path, target) == 0 {
-                unlink(temporary.path)
+            if candidate == ledgerName || candidate == lockName || StagedFile.isStaging(candidate) { continue }
+            do {
+                try copy.commit(as: candidate, replacing: false)
                 return candidate
+            } catch is StagedFile.TargetExists {
+                continue
             }
-            let linkError = errno
-            if linkError == EEXIST { continue }
-            guard [EPERM, EOPNOTSUPP, ENOSYS, EMLINK].contains(linkError) else {
-                throw FilmtoneError(.writeFailed, "cannot write \(target): \(String(cString: strerror(linkError)))")
-            }
-            var info = stat()
-            if lstat(target, &info) == 0 { continue }
-            guard rename(temporary.path, target) == 0 else {
-                throw FilmtoneError(.writeFailed, "cannot write \(target): \(String(cString: strerror(errno)))")
-            }
-            return candidate
         }
         throw FilmtoneError(.writeFailed, "no free name for \(preferredName) in \(library.path)")
     }
@@ -226,28 +209,18 @@ enum LibrarySave {
         else { throw FilmtoneError(.writeFailed, "library is not a folder: \(library.path)") }
     }
 
-    /// Streams `source` into `.ftgst-save.PID.RANDOM.part` in the library (1 MiB at a time), hashing what it
-    /// writes, then flushes it. Removed again on any failure.
-    static func copyToTemporary(_ source: String, in library: URL, expectedSHA256: String,
-                                isCancelled: () -> Bool) throws -> URL
+    /// Streams `source` into a staged file in the library (1 MiB at a time), hashing what it writes, then flushes
+    /// it. Removed again on any failure (and later, unless it is placed).
+    static func copyToStagedFile(_ source: String, in library: URL, name: String, expectedSHA256: String,
+                                 isCancelled: () -> Bool) throws -> StagedFile
     {
-        let temporary = library.appendingPathComponent(
-            ".ftgst-save.\(getpid()).\(UInt32.random(in: 0...UInt32.max)).part")
         let input: POSIXFile
         do {
             input = try POSIXFile(path: source, flags: O_RDONLY)
         } catch let error as SystemCallError {
             throw FilmtoneError(.fileNotFound, "cannot read \(source): \(error.reason)")
         }
-        let output: POSIXFile
-        do {
-            output = try POSIXFile(path: temporary.path, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
-        } catch let error as SystemCallError {
-            throw FilmtoneError(.writeFailed, "cannot write in \(library.path): \(error.reason)")
-        }
-        var kept = false
-        defer { if !kept { unlink(temporary.path) } }
-
+        let copy = try StagedFile(beside: library.appendingPathComponent(name))
         var hasher = SHA256()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
@@ -262,23 +235,13 @@ enum LibrarySave {
             if count == 0 { break }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
             hasher.update(chunk)
-            do {
-                try output.writeAll(chunk)
-            } catch let error as SystemCallError {
-                throw FilmtoneError(.writeFailed, "cannot write in \(library.path): \(error.reason)")
-            }
+            try copy.write(chunk)
         }
-        do {
-            try output.sync()
-            try output.close()
-        } catch let error as SystemCallError {
-            throw FilmtoneError(.writeFailed, "cannot write in \(library.path): \(error.reason)")
-        }
+        try copy.sync()
         guard SHA256.hexString(hasher.finalize()) == expectedSHA256 else {
             throw FilmtoneError(.writeFailed, "\(source) changed while it was being saved; nothing was saved")
         }
-        kept = true
-        return temporary
+        return copy
     }
 
     /// `SAVE_FAILED` naming the copy the ledger holds for this content.
@@ -289,15 +252,6 @@ enum LibrarySave {
         }
         return FilmtoneError(.saveFailed, "already saved as \(path) (since removed from the library; its entry in "
                                  + "\(ledgerName) still counts)")
-    }
-
-    /// Flushes the folder's entries (the new name, the new ledger) to the disk. Best effort: some file systems
-    /// refuse `fsync` on a folder.
-    static func syncDirectory(_ folder: URL) {
-        let fd = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        _ = fsync(fd)
-        close(fd)
     }
 
     private static func reason(_ error: Error) -> String {

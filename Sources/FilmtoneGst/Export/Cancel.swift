@@ -103,38 +103,11 @@ public enum ExportSignals {
                 let reason: CancelReason = Int32(byte) == SIGINT ? .userInterrupt : .terminated
                 if ExportCancelController.shared.reason == reason {
                     // The user insists: stop now, but still leave no half-written file behind.
-                    StagingFiles.shared.removeAll()
+                    StagedFile.removeAllInFlight()
                     exit(130)
                 }
                 ExportCancelController.shared.cancel(reason, evenIfIdle: true)
             }
         }
-    }
-}
-
-/// The staging files of running exports, so that a forced exit (a second Ctrl-C) can still remove them.
-final class StagingFiles: @unchecked Sendable {
-    static let shared = StagingFiles()
-    private let lock = NSLock()
-    private var paths: Set<String> = []
-
-    func add(_ file: URL) {
-        lock.lock()
-        paths.insert(file.path)
-        lock.unlock()
-    }
-
-    func remove(_ file: URL?) {
-        guard let file else { return }
-        lock.lock()
-        paths.remove(file.path)
-        lock.unlock()
-    }
-
-    func removeAll() {
-        lock.lock()
-        for path in paths { unlink(path) }
-        paths.removeAll()
-        lock.unlock()
     }
 }

@@ -168,10 +168,8 @@ struct ExportRun {
             else if deadline?.hasPassed == true { controller.cancel(.timeout) }
             return controller.reason
         }
-        var temporary: URL? = nil
-        var sidecars: [URL] = []
-        var registered: URL? = nil
-        defer { StagingFiles.shared.remove(registered) }
+        // OUT, its sidecar and its record are StagedFiles until placed: whatever ends this function before that
+        // (an error, a cancel) removes them, and a forced exit (a second Ctrl-C) does too.
         do {
             // Probing
             var reported = 0.0
@@ -205,9 +203,6 @@ struct ExportRun {
 
             // Rendering
             let staging = try ExportRun.stagingFile(for: request)
-            temporary = staging
-            StagingFiles.shared.add(staging)
-            registered = staging
             let plan = try ExportRun.plan(request, report: source, preset: preset, output: staging.path)
             record.plan = try ExportRun.plan(request, report: source, preset: preset, output: request.output.path)
             let frames = try render(plan, totalFrames: total, sourceDuration: source.durationMilliseconds,
@@ -222,7 +217,7 @@ struct ExportRun {
             try ExportRun.throwIfCancelled(cancelReason())
             // Everything is written beside OUT under temporary names first and moved into place last, so a
             // failure at any point leaves neither OUT nor a sidecar without its file.
-            try ExportRun.sync(staging)
+            try staging.sync()
             let output = try? ExportRun.probeFile(staging.path, isCancelled: { false })
             record.output = output
             let sizeBytes = (try? FileManager.default.attributesOfItem(atPath: staging.path)[.size] as? Int64)
@@ -232,27 +227,26 @@ struct ExportRun {
                 durationMilliseconds: output?.durationMilliseconds, frames: frames, sizeBytes: sizeBytes,
                 sidecar: request.output.path + ".ftgst.json", benchmark: request.output.path + ".ftgst-bench.json",
                 elapsedMilliseconds: record.elapsedMilliseconds)
-            let sidecar = URL(fileURLWithPath: staging.path + ".json")
-            let benchmark = URL(fileURLWithPath: staging.path + ".bench.json")
-            sidecars = [sidecar, benchmark]
-            try record.writeSidecar(to: sidecar.path, plan: plan)
+            let sidecar = try StagedFile(beside: URL(fileURLWithPath: result.sidecar))
+            try sidecar.write(record.sidecarBytes(plan: plan))
+            try sidecar.sync()
             record.lap(.finalizing)
-            try record.writeBenchmark(to: benchmark.path, outcome: .ok)
-            try ExportRun.place(staging, at: request.output, overwrite: request.options.overwrite)
-            temporary = nil
-            for (from, to) in [(sidecar, result.sidecar), (benchmark, result.benchmark)]
-                where rename(from.path, to) != 0 {
-                let reason = String(cString: strerror(errno))
-                unlink(request.output.path)
-                throw FilmtoneError(.writeFailed, "cannot write \(to): \(reason)")
+            let benchmark = try StagedFile(beside: URL(fileURLWithPath: result.benchmark))
+            try benchmark.write(record.benchmarkBytes(outcome: .ok))
+            try benchmark.sync()
+            try ExportRun.place(staging, overwrite: request.options.overwrite)
+            for file in [sidecar, benchmark] {
+                do {
+                    try file.commit(replacing: true)
+                } catch {
+                    unlink(request.output.path)
+                    throw error
+                }
             }
-            sidecars = []
             report(ExportProgress(stage: .finalizing, progress: 1, currentFrame: frames, totalFrames: total ?? frames,
                                   framesPerSecond: record.framesPerSecond, remainingMilliseconds: 0))
             return result
         } catch {
-            if let temporary { unlink(temporary.path) }
-            for file in sidecars { unlink(file.path) }
             let failure = (error as? FilmtoneError) ?? FilmtoneError(.internalError, "\(error)")
             record.lapOpenStage()
             let outcome: ExportRecorder.Outcome = failure.code == .cancelled ? .cancelled(controller.reason ?? .api)
@@ -501,10 +495,9 @@ struct ExportRun {
     // MARK: - Output file
 
     /// Checks OUT can be written (its folder exists, it is not a folder, it is absent unless `--overwrite`) and
-    /// creates the temporary file beside it: `.NAME.ftgst-PID-RANDOM.part`.
-    static func stagingFile(for request: ExportRequest) throws -> URL {
+    /// creates the staged file beside it.
+    static func stagingFile(for request: ExportRequest) throws -> StagedFile {
         let output = request.output
-        let folder = output.deletingLastPathComponent()
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: output.path, isDirectory: &isDirectory) {
             guard !isDirectory.boolValue else { throw FilmtoneError(.writeFailed, "the output is a folder: \(output.path)") }
@@ -512,47 +505,16 @@ struct ExportRun {
                 throw FilmtoneError(.writeFailed, "the output exists (use --overwrite): \(output.path)")
             }
         }
-        let staging = folder.appendingPathComponent(
-            ".\(output.lastPathComponent).ftgst-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).part")
-        let fd = open(staging.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw FilmtoneError(.writeFailed, "cannot write in \(folder.path): \(String(cString: strerror(errno)))")
-        }
-        close(fd)
-        return staging
+        return try StagedFile(beside: output)
     }
 
-    /// `fsync(2)` of the finished file, before anything names it.
-    static func sync(_ file: URL) throws {
-        let fd = open(file.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FilmtoneError(.writeFailed, "open \(file.path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else {
-            throw FilmtoneError(.writeFailed, "fsync \(file.path): \(String(cString: strerror(errno)))")
-        }
-    }
-
-    /// Moves the finished (already flushed) file into place: `rename` (with `--overwrite`) or `link` + `unlink`
-    /// (which fails if OUT appeared meanwhile, so nothing is replaced without `--overwrite`).
-    static func place(_ staging: URL, at output: URL, overwrite: Bool) throws {
-        func failed(_ call: String) -> FilmtoneError {
-            FilmtoneError(.writeFailed, "\(call) \(output.path): \(String(cString: strerror(errno)))")
-        }
-        if overwrite {
-            guard rename(staging.path, output.path) == 0 else { throw failed("rename") }
-        } else {
-            guard link(staging.path, output.path) == 0 else {
-                if errno == EEXIST {
-                    throw FilmtoneError(.writeFailed, "the output appeared while exporting (use --overwrite): \(output.path)")
-                }
-                throw failed("link")
-            }
-            unlink(staging.path)
-        }
-        let folder = open(output.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folder >= 0 {
-            fsync(folder)
-            close(folder)
+    /// Moves the finished file into place: replacing OUT only with `--overwrite`, so an OUT that appeared
+    /// meanwhile is kept.
+    static func place(_ staging: StagedFile, overwrite: Bool) throws {
+        do {
+            try staging.commit(replacing: overwrite)
+        } catch let exists as StagedFile.TargetExists {
+            throw FilmtoneError(.writeFailed, "the output appeared while exporting (use --overwrite): \(exists.path)")
         }
     }
 }

@@ -135,15 +135,11 @@ final class ExportRecorder {
         ])
     }
 
-    func writeSidecar(to path: String, plan: ExportPlan) throws {
-        try CacheDirectory.writeAtomically(Array((sidecar(plan: plan).serialized + "\n").utf8),
-                                           to: URL(fileURLWithPath: path))
-    }
+    /// The sidecar file's contents: one JSON object and a newline.
+    func sidecarBytes(plan: ExportPlan) -> [UInt8] { Array((sidecar(plan: plan).serialized + "\n").utf8) }
 
-    func writeBenchmark(to path: String, outcome: Outcome) throws {
-        try CacheDirectory.writeAtomically(Array((benchmark(outcome: outcome).serialized + "\n").utf8),
-                                           to: URL(fileURLWithPath: path))
-    }
+    /// The benchmark record's contents: one JSON object and a newline.
+    func benchmarkBytes(outcome: Outcome) -> [UInt8] { Array((benchmark(outcome: outcome).serialized + "\n").utf8) }
 
     /// `records/<time>-<pid>-<result>.json`; a failure to write it is not the export's error.
     func writeFailureRecord(in folder: URL, outcome: Outcome) {
@@ -156,6 +152,6 @@ final class ExportRecorder {
         case .cancelled: kind = "cancelled"
         }
         let path = folder.appendingPathComponent("\(stamp)-\(getpid())-\(kind).json").path
-        try? writeBenchmark(to: path, outcome: outcome)
+        try? StagedFile.write(benchmarkBytes(outcome: outcome), to: URL(fileURLWithPath: path))
     }
 }

@@ -85,7 +85,7 @@ struct Workspace {
     /// Written by `ftgst cancel`.
     func requestCancel() throws {
         let bytes = Array("\(CancelReason.externalCommand.rawValue) \(getpid())\n".utf8)
-        try CacheDirectory.writeAtomically(bytes, to: URL(fileURLWithPath: cancelPath))
+        try StagedFile.write(bytes, to: URL(fileURLWithPath: cancelPath))
     }
 
     var cancelRequested: Bool { access(cancelPath, F_OK) == 0 }

@@ -115,7 +115,7 @@ enum MezzanineRecipe {
 
     /// The slot a cache file belongs to (`abc-def.mov` → `abc-def`); nil for temporaries and foreign files.
     static func slot(ofFileNamed name: String) -> String? {
-        guard !CacheDirectory.isTemporary(name) else { return nil }
+        guard !StagedFile.isStaging(name) else { return nil }
         for suffix in [".mov", ".json"] where name.hasSuffix(suffix) {
             return String(name.dropLast(suffix.count))
         }

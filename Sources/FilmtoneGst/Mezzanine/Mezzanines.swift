@@ -135,19 +135,16 @@ public enum Mezzanines {
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
 
         try CacheDirectory.prepare(store.directory)
-        let temporary = store.url(".\(MezzanineRecipe.videoName(slot: slot)).\(getpid())."
-            + "\(UInt32.random(in: 0...UInt32.max)).part")
+        let staged = try StagedFile(beside: video)
         do {
             let built = try MezzanineBuilder(
-                source: request.source, headers: request.headers, settings: request.settings, temporary: temporary,
+                source: request.source, headers: request.headers, settings: request.settings, temporary: staged.url,
                 timeoutMilliseconds: request.timeoutMilliseconds, isCancelled: isCancelled, onFrame: onFrame
             ).build()
             if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
-            try syncFile(temporary)
-            let sha = try SHA256.hash(file: temporary.path, isCancelled: isCancelled)
-            guard rename(temporary.path, video.path) == 0 else {
-                throw FilmtoneError(.writeFailed, "cannot write \(video.path): \(String(cString: strerror(errno)))")
-            }
+            try staged.sync()  // filesink does not sync; the hash reads what is on disk
+            let sha = try SHA256.hash(file: staged.path, isCancelled: isCancelled)
+            try staged.commit(replacing: true)
             guard let facts = MezzanineStore.fileFacts(video.path) else {
                 throw FilmtoneError(.writeFailed, "the mezzanine vanished after it was written: \(video.path)")
             }
@@ -163,7 +160,7 @@ public enum Mezzanines {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             do {
-                try CacheDirectory.writeAtomically([UInt8](try encoder.encode(manifest)),
+                try StagedFile.write([UInt8](try encoder.encode(manifest)),
                                                    to: store.url(MezzanineRecipe.manifestName(slot: slot)))
             } catch {
                 unlink(video.path)  // a video without its manifest is never used; do not leave it taking space
@@ -172,19 +169,8 @@ public enum Mezzanines {
             store.evict(capBytes: request.capBytes, keep: slot)
             return result(manifest, path: video, built: true, since: started)
         } catch {
-            unlink(temporary.path)
+            staged.discard()
             throw error
-        }
-    }
-
-    /// The file's data on disk before it is renamed into place (filesink does not sync).
-    private static func syncFile(_ url: URL) throws {
-        do {
-            let file = try POSIXFile(path: url.path, flags: O_RDONLY)
-            try file.sync()
-            try file.close()
-        } catch let error as SystemCallError {
-            throw FilmtoneError(.writeFailed, "cannot write the mezzanine: \(error)")
         }
     }
 

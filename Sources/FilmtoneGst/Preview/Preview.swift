@@ -177,7 +177,7 @@ public enum Previews {
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
         let bytes = try ImageEncoder.encode(frame.image, format: request.format, quality: request.quality)
         let elapsed = ContinuousClock.now - started
-        try CacheDirectory.writeAtomically(bytes, to: request.output)
+        try StagedFile.write(bytes, to: request.output)
         let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
         return PreviewResult(path: request.output.path, width: frame.image.width, height: frame.image.height,
                              timeMilliseconds: frame.time.milliseconds, renderMilliseconds: milliseconds,

@@ -110,7 +110,7 @@ public enum Thumbnails {
 
         let encoded = try ImageEncoder.encode(frame.image, format: request.format, quality: request.quality)
         let bytes = ImageStamp.insert(timeMilliseconds: frame.time.milliseconds, into: encoded, format: request.format)
-        try CacheDirectory.writeAtomically(bytes, to: request.output)
+        try StagedFile.write(bytes, to: request.output)
         CacheDirectory.evict(in: request.cacheDirectory, capBytes: request.cacheCapBytes, keep: request.fileName)
         return result(request, width: frame.image.width, height: frame.image.height,
                       time: frame.time.milliseconds, cached: false)
@@ -134,6 +134,7 @@ public enum Thumbnails {
 }
 
 // MARK: - JSON
+
 
 extension ThumbnailResult {
     /// The CLI's result object: uri, path, width, height, timeMs, format, cached.

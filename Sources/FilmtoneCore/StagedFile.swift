@@ -1,0 +1,163 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A file written under a temporary name beside its target and given the target's name only once it is complete:
+/// the one way ftgst writes a file that a user or another reader may see (thumbnails in a cache, previews, exports
+/// and their sidecars, mezzanines and their manifests, the library's copies and its ledger, cancel requests).
+///
+/// - The temporary file is `.NAME.ftgst-PID-RANDOM.part` in the target's folder, created with `O_CREAT | O_EXCL`
+///   (never an existing file), so the final move is a `rename(2)` or `link(2)` within one file system.
+/// - `commit` flushes the data (`fsync`, which flushes the file's inode: also what another writer such as
+///   `filesink` wrote at `path`), moves it into place, then flushes the folder.
+/// - Until `commit` succeeds, the temporary file is removed again: by `discard()`, by `deinit` (a thrown error
+///   that unwinds past it), or by `removeAllInFlight()` when the process must exit at once (a second Ctrl-C).
+///   Nothing else is ever deleted: the type only removes a name it created itself.
+package final class StagedFile {
+    /// The name the file gets on `commit`.
+    package let target: URL
+    /// The temporary file, in the target's folder.
+    package let url: URL
+    package var path: String { url.path }
+
+    private var descriptor: POSIXFile?
+    private var inFlight = true
+
+    /// Creates the temporary file beside `target`. `WRITE_FAILED` if the folder does not exist or cannot be
+    /// written.
+    package init(beside target: URL) throws {
+        self.target = target
+        let folder = target.deletingLastPathComponent()
+        url = folder.appendingPathComponent(
+            ".\(target.lastPathComponent).ftgst-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).part")
+        do {
+            descriptor = try POSIXFile(path: url.path, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        } catch let error as SystemCallError {
+            throw FilmtoneError(.writeFailed, "cannot write in \(folder.path): \(error.reason)")
+        }
+        StagedFile.registry.withLock { _ = $0.insert(url.path) }
+    }
+
+    deinit { discard() }
+
+    /// Whether `name` is a temporary file of this type (in flight, or left by a process that was killed): never a
+    /// finished file, so caches skip it.
+    package static func isStaging(_ name: String) -> Bool {
+        name.hasPrefix(".") && name.hasSuffix(".part") && name.contains(".ftgst-")
+    }
+
+    /// Appends `bytes` to the temporary file.
+    package func write(_ bytes: some Collection<UInt8>) throws {
+        guard let descriptor else { throw FilmtoneError(.internalError, "staged file already closed: \(path)") }
+        do {
+            try Array(bytes).withUnsafeBytes { try descriptor.writeAll($0) }
+        } catch let error as SystemCallError {
+            throw FilmtoneError(.writeFailed, "cannot write \(target.path): \(error.reason)")
+        }
+    }
+
+    /// Appends the bytes in `buffer` (a streaming copy's chunk).
+    package func write(_ buffer: UnsafeRawBufferPointer) throws {
+        guard let descriptor else { throw FilmtoneError(.internalError, "staged file already closed: \(path)") }
+        do {
+            try descriptor.writeAll(buffer)
+        } catch let error as SystemCallError {
+            throw FilmtoneError(.writeFailed, "cannot write \(target.path): \(error.reason)")
+        }
+    }
+
+    /// Flushes the data to the disk (`fsync`) and closes the descriptor; `commit` calls it if it has not run.
+    /// Call it early when the flushed file is read before it is placed (a hash, a probe).
+    package func sync() throws {
+        guard let descriptor else { return }
+        do {
+            try descriptor.sync()
+            try descriptor.close()
+        } catch let error as SystemCallError {
+            throw FilmtoneError(.writeFailed, "cannot write \(target.path): \(error.reason)")
+        }
+        self.descriptor = nil
+    }
+
+    /// Thrown by `commit(replacing: false)` when a file already has the target's name.
+    package struct TargetExists: Error {
+        package let path: String
+    }
+
+    /// Gives the finished file its name: `target`, or `name` in the same folder.
+    ///
+    /// - `replacing: true`: `rename(2)`, which replaces an existing file atomically (a reader sees the old file or
+    ///   the new one, never half of one).
+    /// - `replacing: false`: `link(2)` then `unlink(2)`, which fails with `TargetExists` rather than replace a file
+    ///   that is already there (even one that appeared a moment ago). On a file system without hard links (FAT,
+    ///   exFAT, some FUSE mounts) it falls back to check-then-rename.
+    ///
+    /// Other failures are `WRITE_FAILED`; on any failure the temporary file is still in flight.
+    package func commit(as name: String? = nil, replacing: Bool) throws {
+        let destination = name.map { target.deletingLastPathComponent().appendingPathComponent($0) } ?? target
+        guard inFlight else { throw FilmtoneError(.internalError, "staged file already placed or removed: \(path)") }
+        try sync()
+        if replacing {
+            guard rename(path, destination.path) == 0 else { throw writeFailed(destination, errno) }
+        } else if link(path, destination.path) == 0 {
+            unlink(path)
+        } else {
+            let linkError = errno
+            if linkError == EEXIST { throw TargetExists(path: destination.path) }
+            guard [EPERM, EOPNOTSUPP, ENOSYS, EMLINK].contains(linkError) else {
+                throw writeFailed(destination, linkError)
+            }
+            var info = stat()
+            if lstat(destination.path, &info) == 0 { throw TargetExists(path: destination.path) }
+            guard rename(path, destination.path) == 0 else { throw writeFailed(destination, errno) }
+        }
+        settle()
+        StagedFile.syncFolder(destination.deletingLastPathComponent())
+    }
+
+    /// Removes the temporary file unless it was placed; safe to call more than once.
+    package func discard() {
+        guard inFlight else { return }
+        descriptor = nil  // closes it
+        unlink(path)
+        settle()
+    }
+
+    /// Writes `bytes` to `target` in one go: staged, flushed, renamed over any existing file.
+    package static func write(_ bytes: some Collection<UInt8>, to target: URL) throws {
+        let file = try StagedFile(beside: target)
+        try file.write(bytes)
+        try file.commit(replacing: true)
+    }
+
+    /// Removes every temporary file of this process still in flight: for an exit that cannot unwind (a second
+    /// Ctrl-C). `unlink` only, so it is safe on any thread.
+    package static func removeAllInFlight() {
+        registry.withLock { paths in
+            for path in paths { unlink(path) }
+            paths.removeAll()
+        }
+    }
+
+    /// Flushes a folder's entries (a new name) to the disk. Best effort: some file systems refuse `fsync` on a
+    /// folder.
+    package static func syncFolder(_ folder: URL) {
+        let fd = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+
+    // MARK: - Private
+
+    private static let registry = Mutex<Set<String>>([])
+
+    private func settle() {
+        inFlight = false
+        _ = StagedFile.registry.withLock { $0.remove(path) }
+    }
+
+    private func writeFailed(_ destination: URL, _ code: Int32) -> FilmtoneError {
+        FilmtoneError(.writeFailed, "cannot write \(destination.path): \(String(cString: strerror(code)))")
+    }
+}

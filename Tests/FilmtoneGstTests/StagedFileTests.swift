@@ -1,0 +1,81 @@
+import Foundation
+import XCTest
+@testable import FilmtoneCore
+
+/// StagedFile: the one way ftgst writes a file that others may see.
+final class StagedFileTests: XCTestCase {
+    private func contents(_ folder: URL) throws -> Set<String> {
+        Set(try FileManager.default.contentsOfDirectory(atPath: folder.path))
+    }
+
+    func testWriteReplacesAndLeavesOnlyTheFinalFile() throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let target = folder.appendingPathComponent("x.jpg")
+        try StagedFile.write([1, 2, 3], to: target)
+        try StagedFile.write([4, 5], to: target)
+        XCTAssertEqual(try contents(folder), ["x.jpg"])
+        XCTAssertEqual(FileManager.default.contents(atPath: target.path), Data([4, 5]))
+    }
+
+    func testTheTemporaryNameIsHiddenBesideTheTargetAndRecognised() throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let file = try StagedFile(beside: folder.appendingPathComponent("clip.mp4"))
+        XCTAssertEqual(file.url.deletingLastPathComponent().path, folder.path)
+        XCTAssertTrue(file.url.lastPathComponent.hasPrefix(".clip.mp4.ftgst-\(getpid())-"), file.path)
+        XCTAssertTrue(StagedFile.isStaging(file.url.lastPathComponent))
+        XCTAssertFalse(StagedFile.isStaging("clip.mp4"))
+        XCTAssertFalse(StagedFile.isStaging(".hidden.part"), "only ftgst's own names")
+        file.discard()
+    }
+
+    func testAStagedFileThatIsNeverCommittedIsRemoved() throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        func failingWrite() throws {
+            let file = try StagedFile(beside: folder.appendingPathComponent("out.png"))
+            try file.write([1, 2, 3])
+            XCTAssertEqual(try contents(folder).count, 1, "the temporary file exists while in flight")
+            throw FilmtoneError(.decodeFailed, "something later failed")
+        }
+        XCTAssertThrowsError(try failingWrite())
+        XCTAssertEqual(try contents(folder), [], "deinit removed the temporary file")
+    }
+
+    func testCommitWithoutReplacingKeepsAnExistingFile() throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let target = folder.appendingPathComponent("out.mp4")
+        FileManager.default.createFile(atPath: target.path, contents: Data([9]))
+        let file = try StagedFile(beside: target)
+        try file.write([1])
+        XCTAssertThrowsError(try file.commit(replacing: false)) { error in
+            XCTAssertEqual((error as? StagedFile.TargetExists)?.path, target.path)
+        }
+        XCTAssertEqual(FileManager.default.contents(atPath: target.path), Data([9]), "not replaced")
+        try file.commit(as: "other.mp4", replacing: false)
+        XCTAssertEqual(try contents(folder), ["out.mp4", "other.mp4"])
+        XCTAssertEqual(FileManager.default.contents(atPath: folder.appendingPathComponent("other.mp4").path), Data([1]))
+    }
+
+    func testAFolderThatCannotBeWrittenIsWriteFailed() throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let plain = folder.appendingPathComponent("plain")
+        FileManager.default.createFile(atPath: plain.path, contents: Data([0]))
+        // Tests run as root: a path under a regular file (ENOTDIR) is what cannot be written.
+        XCTAssertThrowsError(try StagedFile.write([1], to: plain.appendingPathComponent("x.jpg"))) {
+            XCTAssertEqual(($0 as? FilmtoneError)?.code, .writeFailed)
+        }
+        XCTAssertEqual(try contents(folder), ["plain"])
+    }
+
+    func testRemoveAllInFlightRemovesOnlyUnplacedFiles() throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let placed = try StagedFile(beside: folder.appendingPathComponent("placed.txt"))
+        try placed.write(Array("done".utf8))
+        try placed.commit(replacing: true)
+        let pending = try StagedFile(beside: folder.appendingPathComponent("pending.txt"))
+        try pending.write(Array("half".utf8))
+        StagedFile.removeAllInFlight()
+        XCTAssertEqual(try contents(folder), ["placed.txt"])
+        pending.discard()  // already gone: no error, nothing else touched
+        XCTAssertEqual(try contents(folder), ["placed.txt"])
+    }
+}
