@@ -34,15 +34,18 @@ let package = Package(
             providers: [.apt(["libturbojpeg0-dev", "libpng-dev"])]
         ),
         // Errors, JSON, files, subprocesses, SHA-256: pure Swift over Foundation, no C module.
-        .target(name: "FilmtoneCore"),
+        .target(name: "FilmtoneCore", swiftSettings: [.swiftLanguageMode(.v6)]),
         // .cube parsing, the reference look, the frame kernels: pure Swift, no C module.
         .target(name: "FilmtoneLooks", dependencies: ["FilmtoneCore"]),
         // The GStreamer wrapper: the only code that calls gst_*/g_* for the features.
-        .target(name: "GstKit", dependencies: ["CGst", "FilmtoneCore"]),
+        .target(name: "GstKit", dependencies: ["CGst", "FilmtoneCore"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // ftgst's own GStreamer elements and the `filmtone` plugin entry point.
         .target(name: "FilmtoneElements", dependencies: ["CGst", "GstKit", "FilmtoneLooks", "FilmtoneCore"]),
         // JPEG and PNG encoding of packed RGB images.
-        .target(name: "ImageCodecs", dependencies: ["CImageCodecs", "FilmtoneCore"]),
+        .target(
+            name: "ImageCodecs", dependencies: ["CImageCodecs", "FilmtoneCore"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // The features and the public API.
         .target(
             name: "FilmtoneGst",

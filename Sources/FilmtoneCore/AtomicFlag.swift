@@ -1,21 +1,17 @@
-import Foundation
+import Synchronization
 
 /// A flag set once from any thread and polled from others: task cancellation, "caps seen", "GStreamer started".
-package final class AtomicFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
+/// Sendable without `@unchecked`: its only state is an `Atomic`.
+package final class AtomicFlag: Sendable {
+    private let value = Atomic<Bool>(false)
 
     package init() {}
 
     package func set() {
-        lock.lock()
-        value = true
-        lock.unlock()
+        value.store(true, ordering: .releasing)
     }
 
     package func isSet() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return value
+        value.load(ordering: .acquiring)
     }
 }

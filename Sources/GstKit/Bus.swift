@@ -2,7 +2,8 @@ package import CGst
 import Foundation
 
 /// Owns one reference to a `GstBus`.
-package final class Bus {
+// @unchecked Sendable: an immutable pointer to a GstBus, which GStreamer makes safe to pop from any thread.
+package final class Bus: @unchecked Sendable {
     package let pointer: UnsafeMutablePointer<GstBus>
 
     /// Adopts a transfer-full reference (`gst_element_get_bus`).

@@ -3,7 +3,9 @@ import Foundation
 import FilmtoneCore
 
 /// Owns one reference to a `GstCaps`.
-package final class Caps: CustomStringConvertible {
+// @unchecked Sendable: an immutable pointer to caps that ftgst only reads; GstCaps reference counts are atomic and
+// reading shared (refcount > 1) caps from any thread is safe, as GStreamer's own elements do.
+package final class Caps: CustomStringConvertible, @unchecked Sendable {
     package let pointer: UnsafeMutablePointer<GstCaps>
 
     /// Adopts a transfer-full reference.
@@ -53,7 +55,7 @@ package final class Caps: CustomStringConvertible {
 }
 
 /// A rational number as GStreamer caps carry them (`30/1`, `16/9`).
-package struct Fraction: Equatable, CustomStringConvertible {
+package struct Fraction: Sendable, Equatable, CustomStringConvertible {
     package var numerator: Int
     package var denominator: Int
     package init(_ numerator: Int, _ denominator: Int) {
@@ -65,7 +67,7 @@ package struct Fraction: Equatable, CustomStringConvertible {
 }
 
 /// What ftgst needs to know of raw video caps, as plain Swift values.
-package struct VideoCapsInfo: Equatable {
+package struct VideoCapsInfo: Sendable, Equatable {
     package var mediaType: String
     package var format: String?
     package var width: Int

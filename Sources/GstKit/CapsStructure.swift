@@ -1,9 +1,9 @@
-package import CGst
+internal import CGst
 import Foundation
 
 /// One field of a caps structure, copied out: the scalar types parsers and demuxers put in caps. Buffers
 /// (`codec_data`), lists and ranges are not copied.
-package enum CapsValue: Equatable {
+package enum CapsValue: Equatable, Sendable {
     case string(String)
     case int(Int)
     case fraction(Fraction)
@@ -12,7 +12,7 @@ package enum CapsValue: Equatable {
 
 /// The first structure of some caps as a plain Swift value (media type and scalar fields), so that everything
 /// deciding on caps can be pure code with tests that need no GStreamer.
-package struct CapsStructure: Equatable {
+package struct CapsStructure: Sendable, Equatable {
     package var name: String
     package var fields: [String: CapsValue]
 

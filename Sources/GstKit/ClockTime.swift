@@ -2,7 +2,7 @@ package import CGst
 import Foundation
 
 /// A `GstClockTime` as a Swift value. "None" (`GST_CLOCK_TIME_NONE`) is represented by `nil` at the use site.
-package struct ClockTime: Comparable, Hashable, CustomStringConvertible {
+package struct ClockTime: Sendable, Comparable, Hashable, CustomStringConvertible {
     package var nanoseconds: UInt64
 
     package init(nanoseconds: UInt64) {
@@ -37,7 +37,7 @@ package struct ClockTime: Comparable, Hashable, CustomStringConvertible {
 }
 
 /// A point in time after which a wait gives up. Every wait in ftgst takes one (STYLE lesson 8).
-package struct Deadline {
+package struct Deadline: Sendable {
     package let end: ContinuousClock.Instant
 
     package init(after milliseconds: Int64) {

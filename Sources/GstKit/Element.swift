@@ -17,7 +17,9 @@ package enum PropertyValue {
 }
 
 /// Owns one reference to a `GstElement` (gstreamer-rs style: the ownership is named at construction).
-package final class Element {
+// @unchecked Sendable: the only state is the immutable pointer; GstObject reference counting is atomic and
+// GObject property access takes the object's lock, which GLib guarantees for every thread.
+package final class Element: @unchecked Sendable {
     package let pointer: UnsafeMutablePointer<GstElement>
 
     /// Adopts a floating reference (`gst_element_factory_make`, `gst_parse_launch`) by sinking it.
@@ -157,50 +159,27 @@ package final class Element {
 
     // MARK: - Signals
 
-    private final class ElementAddedHandler {
-        package let body: (Element) -> Void
-        package init(_ body: @escaping (Element) -> Void) { self.body = body }
-    }
-
     /// Connects to a bin's `deep-element-added`: `body` sees every element added anywhere inside it (e.g. what
     /// decodebin plugs), possibly on a streaming thread, before it starts processing data.
-    package func onDeepElementAdded(_ body: @escaping (Element) -> Void) {
+    package func onDeepElementAdded(_ body: @escaping @Sendable (Element) -> Void) {
         let callback: @convention(c) (
             UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstElement>?, gpointer?
         ) -> Void = { _, _, element, data in
             guard let element, let data else { return }
-            Unmanaged<ElementAddedHandler>.fromOpaque(data).takeUnretainedValue().body(Element(borrowing: element))
+            CallbackBox<Element, Void>.borrow(data).body(Element(borrowing: element))
         }
-        let release: @convention(c) (gpointer?, UnsafeMutablePointer<GClosure>?) -> Void = { data, _ in
-            guard let data else { return }
-            Unmanaged<ElementAddedHandler>.fromOpaque(data).release()
-        }
-        let box = Unmanaged.passRetained(ElementAddedHandler(body)).toOpaque()
-        g_signal_connect_data(pointer, "deep-element-added", unsafeBitCast(callback, to: GCallback.self), box,
-                              release, GConnectFlags(rawValue: 0))
-    }
-
-    private final class SourceSetupHandler {
-        package let body: (Element) -> Void
-        package init(_ body: @escaping (Element) -> Void) { self.body = body }
+        connect("deep-element-added", unsafeBitCast(callback, to: GCallback.self), CallbackBox(body))
     }
 
     /// Connects to uridecodebin's `source-setup`: `body` sees each source element before it starts (on a
     /// GStreamer thread). The handler box is released by GLib when the element is finalised.
-    package func onSourceSetup(_ body: @escaping (Element) -> Void) {
+    package func onSourceSetup(_ body: @escaping @Sendable (Element) -> Void) {
         let callback: @convention(c) (
             UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstElement>?, gpointer?
         ) -> Void = { _, source, data in
             guard let source, let data else { return }
-            Unmanaged<SourceSetupHandler>.fromOpaque(data).takeUnretainedValue().body(Element(borrowing: source))
+            CallbackBox<Element, Void>.borrow(data).body(Element(borrowing: source))
         }
-        let release: @convention(c) (gpointer?, UnsafeMutablePointer<GClosure>?) -> Void = { data, _ in
-            guard let data else { return }
-            Unmanaged<SourceSetupHandler>.fromOpaque(data).release()
-        }
-        let box = Unmanaged.passRetained(SourceSetupHandler(body)).toOpaque()
-        // g_signal_connect is a macro over g_signal_connect_data; GCallback erases the signature.
-        g_signal_connect_data(pointer, "source-setup", unsafeBitCast(callback, to: GCallback.self), box, release,
-                              GConnectFlags(rawValue: 0))
+        connect("source-setup", unsafeBitCast(callback, to: GCallback.self), CallbackBox(body))
     }
 }

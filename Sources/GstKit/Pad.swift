@@ -3,7 +3,8 @@ import Foundation
 import FilmtoneCore
 
 /// Owns one reference to a `GstPad`.
-package final class Pad {
+// @unchecked Sendable: as Element, an immutable pointer to a GstObject, whose reference count is atomic.
+package final class Pad: @unchecked Sendable {
     package let pointer: UnsafeMutablePointer<GstPad>
 
     /// Adopts a transfer-full reference (`gst_element_get_static_pad`).
@@ -15,15 +16,10 @@ package final class Pad {
         gst_object_unref(pointer)
     }
 
-    private final class CapsProbe {
-        package let body: (Caps) -> Void
-        package init(_ body: @escaping (Caps) -> Void) { self.body = body }
-    }
-
     /// Calls `body` with the caps of every CAPS event that passes downstream through this pad, on the streaming
     /// thread, before the event reaches the next element: the place to adjust a capsfilter further down so
     /// that the very negotiation this event starts already sees it.
-    package func onCapsEvent(_ body: @escaping (Caps) -> Void) {
+    package func onCapsEvent(_ body: @escaping @Sendable (Caps) -> Void) {
         let callback: @convention(c) (
             UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstPadProbeInfo>?, gpointer?
         ) -> GstPadProbeReturn = { _, info, data in
@@ -33,16 +29,12 @@ package final class Pad {
             var caps: UnsafeMutablePointer<GstCaps>? = nil
             gst_event_parse_caps(event, &caps)  // transfer none: borrowed from the event
             if let caps {
-                Unmanaged<CapsProbe>.fromOpaque(data).takeUnretainedValue().body(Caps(borrowing: caps))
+                CallbackBox<Caps, Void>.borrow(data).body(Caps(borrowing: caps))
             }
             return GST_PAD_PROBE_OK
         }
-        let release: @convention(c) (gpointer?) -> Void = { data in
-            guard let data else { return }
-            Unmanaged<CapsProbe>.fromOpaque(data).release()
-        }
-        let box = Unmanaged.passRetained(CapsProbe(body)).toOpaque()
-        _ = gst_pad_add_probe(pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, callback, box, release)
+        _ = gst_pad_add_probe(pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, callback, CallbackBox(body).retained(),
+                              releaseProbeData)
     }
 }
 
@@ -58,7 +50,7 @@ package enum PadItem {
 }
 
 /// What a data probe decides about one item.
-package enum PadDecision {
+package enum PadDecision: Sendable {
     case pass
     case drop
 }
@@ -80,19 +72,14 @@ package struct BufferView {
 }
 
 extension Pad {
-    private final class DataProbe {
-        package let body: (PadItem) -> PadDecision
-        package init(_ body: @escaping (PadItem) -> PadDecision) { self.body = body }
-    }
-
     /// Calls `body` for every buffer and downstream event passing this pad, on the streaming thread; `.drop`
     /// removes a buffer from the stream (events are never dropped). Keep `body` short: it is on the data path.
-    package func onData(_ body: @escaping (PadItem) -> PadDecision) {
+    package func onData(_ body: @escaping @Sendable (PadItem) -> PadDecision) {
         let callback: @convention(c) (
             UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstPadProbeInfo>?, gpointer?
         ) -> GstPadProbeReturn = { _, info, data in
             guard let info, let data else { return GST_PAD_PROBE_OK }
-            let probe = Unmanaged<DataProbe>.fromOpaque(data).takeUnretainedValue()
+            let probe = CallbackBox<PadItem, PadDecision>.borrow(data)
             // GST_PAD_PROBE_INFO_TYPE: ask for the buffer only when this call carries one.
             if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0,
                let buffer = gst_pad_probe_info_get_buffer(info) {
@@ -116,14 +103,9 @@ extension Pad {
             }
             return GST_PAD_PROBE_OK
         }
-        let release: @convention(c) (gpointer?) -> Void = { data in
-            guard let data else { return }
-            Unmanaged<DataProbe>.fromOpaque(data).release()
-        }
-        let box = Unmanaged.passRetained(DataProbe(body)).toOpaque()
         let mask = GstPadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue
                                    | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue)
-        _ = gst_pad_add_probe(pointer, mask, callback, box, release)
+        _ = gst_pad_add_probe(pointer, mask, callback, CallbackBox(body).retained(), releaseProbeData)
     }
 }
 

@@ -1,4 +1,4 @@
-package import CGst
+internal import CGst
 import Foundation
 import FilmtoneCore
 
@@ -22,7 +22,9 @@ package struct SeekFlags: OptionSet {
 }
 
 /// A pipeline built from a launch description, owned from `gst_parse_launch` to its final `NULL` state.
-package final class Pipeline {
+// @unchecked Sendable: its stored properties are immutable (the element, its bus); GStreamer's state changes,
+// seeks and queries are thread-safe by design (the application thread and streaming threads share them).
+package final class Pipeline: @unchecked Sendable {
     package let element: Element
     package let bus: Bus
 

@@ -1,4 +1,4 @@
-package import CGst
+internal import CGst
 import Foundation
 import FilmtoneCore
 

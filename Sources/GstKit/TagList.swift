@@ -3,7 +3,7 @@ import Foundation
 
 /// The string-valued tags of one or more `GstTagList`s, copied out (first value of each tag). Only strings are
 /// kept: what ftgst reads from tags (`image-orientation`, codec names) is text.
-package struct TagValues: Equatable {
+package struct TagValues: Sendable, Equatable {
     package var strings: [String: String] = [:]
 
     package init(strings: [String: String] = [:]) { self.strings = strings }
