@@ -71,28 +71,22 @@ struct FrameGrabber {
                                         timeoutMilliseconds: request.timeoutMilliseconds)
         }
 
-        let sizeFilter = try pipeline.element(named: "size")
         let sawCaps = AtomicFlag()
         let maxWidth = request.maxWidth
         let maxHeight = request.maxHeight
         let fixedSize = request.outputSize
-        // Each time upright caps reach the scaler (a JPEG's orientation tag can renegotiate them once), fix the
-        // output size before the scaler negotiates: scaling happens in the pipeline, from the display size.
-        try pipeline.element(named: "flip").staticPad("src")?.onCapsEvent { caps in
+        try pipeline.fitScaledSize { info in
             sawCaps.set()
-            guard let info = caps.video, info.width > 0, info.height > 0 else { return }
-            let size = fixedSize ?? FrameRecipe.outputSize(
+            return fixedSize ?? FrameRecipe.outputSize(
                 width: info.width, height: info.height, pixelAspect: info.pixelAspect,
                 maxWidth: maxWidth, maxHeight: maxHeight)
-            if let target = try? Caps(parsing: FrameRecipe.outputCaps(width: size.width, height: size.height)) {
-                try? sizeFilter.setProperty("caps", .caps(target))
-            }
         }
         let sink = AppSink(element: try pipeline.element(named: "sink"))
 
         try pipeline.startPrerolling(remote: request.source.isRemote)
-        let prerolled = try watchForLocalStall(pipeline, sawCaps: sawCaps)
-        var sample = try waitAndPull(pipeline, sink, deadline, what: "first frame", alreadyDone: prerolled)
+        var sample = try waitAndPull(
+            pipeline, sink, deadline, what: "first frame",
+            stall: .video(milliseconds: request.localStallMilliseconds, started: { sawCaps.isSet() }))
 
         if sample.caps?.video?.isStill == true {
             return try frame(from: sample, time: .zero, still: true, skipper: skipper)
@@ -133,44 +127,14 @@ struct FrameGrabber {
 
     // MARK: - Steps
 
-    /// decodebin2 (1.22) filters a newly plugged element's errors while it brings it to PAUSED; a demuxer whose
-    /// streaming thread fails inside that window (qtdemux on a file without a moov) has its error swallowed, and
-    /// the pipeline then waits with no data and no error. A local file that has not produced its first caps
-    /// within `localStallMilliseconds` is therefore reported as unreadable instead of waiting out the deadline.
-    /// Returns whether preroll already finished (its ASYNC_DONE consumed here, so the pull must not wait for it).
-    private func watchForLocalStall(_ pipeline: Pipeline, sawCaps: AtomicFlag) throws -> Bool {
-        guard !request.source.isRemote, request.localStallMilliseconds < request.timeoutMilliseconds else {
-            return false
-        }
-        let stallDeadline = Deadline(after: request.localStallMilliseconds)
-        while !stallDeadline.hasPassed && !sawCaps.isSet() {
-            switch pipeline.waitForAsyncDone(deadline: Deadline(after: 50), isCancelled: isCancelled) {
-            case .timedOut: continue
-            case .error(let cause): throw ErrorClassifier.classify(cause, remote: false)
-            case .cancelled: throw FilmtoneError(.cancelled, "cancelled")
-            case .done, .endOfStream: return true
-            }
-        }
-        if !sawCaps.isSet() {
-            throw FilmtoneError(.decodeFailed, "no video could be read from the file within "
-                + "\(request.localStallMilliseconds) ms: it is corrupt, truncated or has no video stream")
-        }
-        return false
-    }
-
-    /// Waits for ASYNC_DONE (preroll or seek done) and pulls the prerolled sample. EOS with no frame — a
-    /// truncated file, an empty stream, a seek past the end — is a failure, never a success.
+    /// Waits for ASYNC_DONE (preroll or seek done; the local-stall rule for the first preroll) and pulls the
+    /// prerolled sample. EOS with no frame — a truncated file, an empty stream, a seek past the end — is a
+    /// failure, never a success.
     private func waitAndPull(_ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, what: String,
-                             alreadyDone: Bool = false) throws -> Sample
+                             stall: LocalStallWatch? = nil) throws -> Sample
     {
-        if !alreadyDone {
-            switch pipeline.waitForAsyncDone(deadline: deadline, isCancelled: isCancelled) {
-            case .done, .endOfStream: break
-            case .error(let cause): throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
-            case .cancelled: throw FilmtoneError(.cancelled, "cancelled")
-            case .timedOut: throw timedOut(what)
-            }
-        }
+        try pipeline.wait(for: .prerolled, deadline: deadline, remote: request.source.isRemote, stall: stall,
+                          timedOut: timeoutMessage(what), isCancelled: isCancelled)
         guard let sample = sink.pullPreroll(timeout: deadline.remaining()) else {
             if deadline.hasPassed { throw timedOut(what) }
             // An error may have been posted just as preroll ended: prefer its precise classification.
@@ -183,9 +147,11 @@ struct FrameGrabber {
         return sample
     }
 
-    private func timedOut(_ what: String) -> FilmtoneError {
-        sourceFailure("timed out after \(request.timeoutMilliseconds) ms waiting for the \(what)")
+    private func timeoutMessage(_ what: String) -> String {
+        "timed out after \(request.timeoutMilliseconds) ms waiting for the \(what)"
     }
+
+    private func timedOut(_ what: String) -> FilmtoneError { sourceFailure(timeoutMessage(what)) }
 
     /// A failure to get data where it is not known which part failed: the network for a remote source.
     private func sourceFailure(_ message: String) -> FilmtoneError {

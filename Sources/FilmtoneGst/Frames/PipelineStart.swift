@@ -1,6 +1,35 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 import GstKit
+
+/// The local-stall rule shared by every driver that prerolls (frames, probes, mezzanines).
+///
+/// decodebin2 (1.22) filters a newly plugged element's errors while it brings it to PAUSED; a demuxer whose
+/// streaming thread fails inside that window (qtdemux on a file without a moov) has its error swallowed, and the
+/// pipeline then waits with no data and no error. A local file either shows its first caps (or streams) quickly
+/// or never, so one that has shown none within `milliseconds` is reported as unreadable (`DECODE_FAILED`) instead
+/// of waiting out the job's deadline. Remote sources are not judged this way: their data may just be slow.
+struct LocalStallWatch {
+    var milliseconds: Int64
+    /// The error's message, e.g. "no video could be read from the file within 5000 ms: …".
+    var failure: String
+    /// Whether the pipeline has shown what it should by now; polled from the waiting thread.
+    var started: @Sendable () -> Bool
+
+    /// The watch for a pipeline that should show video caps: frames and mezzanines.
+    static func video(milliseconds: Int64, started: @escaping @Sendable () -> Bool) -> LocalStallWatch {
+        LocalStallWatch(milliseconds: milliseconds, failure: "no video could be read from the file within "
+            + "\(milliseconds) ms: it is corrupt, truncated or has no video stream", started: started)
+    }
+}
+
+/// What a driver waits for.
+enum PipelineGoal {
+    /// ASYNC_DONE: a preroll or a flushing seek has completed (EOS counts too: nothing more will come).
+    case prerolled
+    /// EOS: the whole stream has been processed.
+    case endOfStream
+}
 
 extension Pipeline {
     /// `pause()`, and when the state change fails at once: the error the pipeline posted, classified, or
@@ -11,5 +40,58 @@ extension Pipeline {
             throw ErrorClassifier.classify(cause, remote: remote)
         }
         throw FilmtoneError(.decodeFailed, "the pipeline could not start (state change failed)")
+    }
+
+    /// Waits for `goal` until `deadline`, polling `isCancelled` (every bus wait is sliced), with the local-stall
+    /// rule for a local source when `stall` is given. Errors are classified (`ErrorClassifier`), cancellation is
+    /// `CANCELLED`, the deadline is `timedOut` (REMOTE_FETCH_FAILED for a remote source, else DECODE_FAILED).
+    /// The one preroll-with-deadline loop of the features.
+    func wait(for goal: PipelineGoal, deadline: Deadline, remote: Bool, stall: LocalStallWatch? = nil,
+              timedOut: @autoclosure () -> String, isCancelled: () -> Bool) throws
+    {
+        let stallDeadline = remote ? nil : stall.map { Deadline(after: $0.milliseconds) }
+        while true {
+            // While the stall rule can still fire, wait in short slices so it is checked in time.
+            var slice = deadline
+            if let stallDeadline, let stall, !stall.started(), stallDeadline.end < deadline.end {
+                let next = Deadline(after: 50)
+                if next.end < slice.end { slice = next }
+            }
+            let outcome = goal == .prerolled
+                ? waitForAsyncDone(deadline: slice, isCancelled: isCancelled)
+                : waitForEndOfStream(deadline: slice, isCancelled: isCancelled)
+            switch outcome {
+            case .done, .endOfStream:
+                return
+            case .error(let cause):
+                throw ErrorClassifier.classify(cause, remote: remote)
+            case .cancelled:
+                throw FilmtoneError(.cancelled, "cancelled")
+            case .timedOut:
+                if deadline.hasPassed { throw FilmtoneError(remote ? .remoteFetchFailed : .decodeFailed, timedOut()) }
+                if let stallDeadline, let stall, stallDeadline.hasPassed, stallDeadline.end < deadline.end,
+                   !stall.started()
+                {
+                    throw FilmtoneError(.decodeFailed, stall.failure)
+                }
+            }
+        }
+    }
+
+    /// Fixes the scaled size before the scaler negotiates: each time upright caps leave `flip` (a JPEG's
+    /// orientation tag can renegotiate them once), `size` gets the output size for them, and the capsfilter
+    /// named `filter` is set to it. Scaling then happens in the pipeline, from the display size. `size` runs on
+    /// the streaming thread. Used by the frame grabber and the mezzanine builder.
+    func fitScaledSize(flip: String = "flip", filter: String = "size",
+                       _ size: @escaping @Sendable (VideoCapsInfo) -> (width: Int, height: Int)) throws
+    {
+        let sizeFilter = try element(named: filter)
+        try element(named: flip).staticPad("src")?.onCapsEvent { caps in
+            guard let info = caps.video, info.width > 0, info.height > 0 else { return }
+            let output = size(info)
+            if let target = try? Caps(parsing: FrameRecipe.outputCaps(width: output.width, height: output.height)) {
+                try? sizeFilter.setProperty("caps", .caps(target))
+            }
+        }
     }
 }

@@ -39,19 +39,14 @@ struct MezzanineBuilder {
         try pipeline.element(named: "out").setProperty("location", .string(temporary.path))
 
         let facts = BuildFacts()
-        let sizeFilter = try pipeline.element(named: "size")
         let box = settings
-        // As in FrameGrabber: fix the scaled size from the upright caps before the scaler negotiates.
-        try pipeline.element(named: "flip").staticPad("src")?.onCapsEvent { caps in
-            guard let info = caps.video, info.width > 0, info.height > 0 else { return }
+        try pipeline.fitScaledSize { info in
             let display = FrameRecipe.outputSize(width: info.width, height: info.height, pixelAspect: info.pixelAspect,
                                                  maxWidth: Int.max / 2, maxHeight: Int.max / 2)
             let size = FrameRecipe.outputSize(width: info.width, height: info.height, pixelAspect: info.pixelAspect,
                                               maxWidth: box.maxWidth, maxHeight: box.maxHeight)
             facts.setSizes(display: display, output: size, still: info.isStill)
-            if let target = try? Caps(parsing: FrameRecipe.outputCaps(width: size.width, height: size.height)) {
-                try? sizeFilter.setProperty("caps", .caps(target))
-            }
+            return size
         }
         // Every coded frame passes the encoder's src pad: count them and keep the end of the last one.
         let onFrame = self.onFrame
@@ -67,32 +62,13 @@ struct MezzanineBuilder {
 
         try pipeline.startPrerolling(remote: source.isRemote)
         pipeline.play()
-        let stallDeadline = Deadline(after: localStallMilliseconds)
-        while true {
-            // Short slices while a local file has shown no caps yet (see FrameGrabber.watchForLocalStall: a
-            // demuxer failing inside decodebin's state change can be swallowed, leaving a silent pipeline).
-            let watchingStall = !source.isRemote && !facts.sawCaps
-            let slice = watchingStall ? Deadline(after: 50) : deadline
-            switch pipeline.waitForEndOfStream(deadline: slice, isCancelled: isCancelled) {
-            case .done, .endOfStream:
-                break
-            case .error(let cause):
-                if facts.isStill { throw stillImage() }
-                throw ErrorClassifier.classify(cause, remote: source.isRemote)
-            case .cancelled:
-                throw FilmtoneError(.cancelled, "cancelled")
-            case .timedOut:
-                if deadline.hasPassed {
-                    throw FilmtoneError(source.isRemote ? .remoteFetchFailed : .decodeFailed,
-                                        "timed out after \(timeoutMilliseconds) ms building the mezzanine")
-                }
-                if watchingStall && stallDeadline.hasPassed {
-                    throw FilmtoneError(.decodeFailed, "no video could be read from the file within "
-                        + "\(localStallMilliseconds) ms: it is corrupt, truncated or has no video stream")
-                }
-                continue
-            }
-            break
+        do {
+            try pipeline.wait(
+                for: .endOfStream, deadline: deadline, remote: source.isRemote,
+                stall: .video(milliseconds: localStallMilliseconds, started: { facts.sawCaps }),
+                timedOut: "timed out after \(timeoutMilliseconds) ms building the mezzanine", isCancelled: isCancelled)
+        } catch let error as FilmtoneError where error.code != .cancelled && facts.isStill {
+            throw stillImage()
         }
         let reported = pipeline.duration()  // the demuxer's duration; the frames' ends are the fallback
         pipeline.stop()  // filesink closes the file; qtmux wrote its index at EOS

@@ -158,7 +158,15 @@ struct Prober {
         }
 
         try pipeline.startPrerolling(remote: request.source.isRemote)
-        try waitForPreroll(pipeline, collector: collector, deadline: deadline)
+        try pipeline.wait(
+            for: .prerolled, deadline: deadline, remote: request.source.isRemote,
+            stall: LocalStallWatch(
+                milliseconds: request.localStallMilliseconds,
+                failure: "no stream could be read from the file within \(request.localStallMilliseconds) ms: it is "
+                    + "corrupt, truncated or not a media file",
+                started: { collector.hasStreams }),
+            timedOut: "timed out after \(request.timeoutMilliseconds) ms waiting for the streams",
+            isCancelled: isCancelled)
 
         let (streams, typeCaps) = collector.snapshot
         let observation = ProbeObservation(
@@ -176,36 +184,5 @@ struct Prober {
                 + "truncated or not a media file")
         }
         return report
-    }
-
-    /// Preroll within the deadline, with the local stall rule of `FrameGrabber`: a local file that has exposed
-    /// no stream within `localStallMilliseconds` is unreadable.
-    private func waitForPreroll(_ pipeline: Pipeline, collector: StreamCollector, deadline: Deadline) throws {
-        let remote = request.source.isRemote
-        var stallDeadline: Deadline? = nil
-        if !remote, request.localStallMilliseconds < request.timeoutMilliseconds {
-            stallDeadline = Deadline(after: request.localStallMilliseconds)
-        }
-        while true {
-            let slice = Deadline(after: 50)
-            switch pipeline.waitForAsyncDone(deadline: deadline.end < slice.end ? deadline : slice,
-                                              isCancelled: isCancelled) {
-            case .done, .endOfStream:
-                return
-            case .error(let cause):
-                throw ErrorClassifier.classify(cause, remote: remote)
-            case .cancelled:
-                throw FilmtoneError(.cancelled, "cancelled")
-            case .timedOut:
-                if deadline.hasPassed {
-                    throw FilmtoneError(remote ? .remoteFetchFailed : .decodeFailed,
-                                        "timed out after \(request.timeoutMilliseconds) ms waiting for the streams")
-                }
-                if let stall = stallDeadline, stall.hasPassed, !collector.hasStreams {
-                    throw FilmtoneError(.decodeFailed, "no stream could be read from the file within "
-                        + "\(request.localStallMilliseconds) ms: it is corrupt, truncated or not a media file")
-                }
-            }
-        }
     }
 }
