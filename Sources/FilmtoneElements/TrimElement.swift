@@ -1,6 +1,7 @@
 package import CGst
 import Foundation
 import GstKit
+import Synchronization
 
 // MARK: - fttrim: keep one time range of a stream
 //
@@ -16,34 +17,36 @@ import GstKit
 // command `--dry-run` prints, so both cut the same way. It decodes from the beginning of the file (no seek).
 
 /// The element's state: the range (properties) and what it has seen of the stream (the segment, EOS sent).
-package final class TrimState: @unchecked Sendable {
-    private let lock = NSLock()
-    private var range: (start: guint64, stop: guint64) = (0, guint64.max)
-    private var incoming: GstSegment? = nil
-    private var isVideo = false
-    private var sentEndOfStream = false
+package final class TrimState: Sendable {
+    private struct Values {
+        var range: (start: guint64, stop: guint64) = (0, guint64.max)
+        var incoming: GstSegment? = nil
+        var isVideo = false
+        var sentEndOfStream = false
+    }
+
+    /// Written by set_property and the event handler, read by the buffer path: any thread.
+    private let values = Mutex(Values())
 
     package var start: guint64 {
-        get { lock.lock(); defer { lock.unlock() }; return range.start }
-        set { lock.lock(); range.start = newValue; lock.unlock() }
+        get { values.withLock { $0.range.start } }
+        set { values.withLock { $0.range.start = newValue } }
     }
 
     package var stop: guint64 {
-        get { lock.lock(); defer { lock.unlock() }; return range.stop }
-        set { lock.lock(); range.stop = newValue; lock.unlock() }
+        get { values.withLock { $0.range.stop } }
+        set { values.withLock { $0.range.stop = newValue } }
     }
 
     package func reset() {
-        lock.lock()
-        incoming = nil
-        sentEndOfStream = false
-        lock.unlock()
+        values.withLock {
+            $0.incoming = nil
+            $0.sentEndOfStream = false
+        }
     }
 
     package func setVideo(_ video: Bool) {
-        lock.lock()
-        isVideo = video
-        lock.unlock()
+        values.withLock { $0.isVideo = video }
     }
 
     /// The stream times of the range as buffer timestamps of `segment` (`gst_segment_position_from_stream_time`);
@@ -60,10 +63,11 @@ package final class TrimState: @unchecked Sendable {
     /// A new upstream segment: remembered, and returned narrowed to the range (start moved to the cut, so the
     /// cut is running time 0; stop at the end of the range).
     package func narrow(_ segment: GstSegment) -> GstSegment {
-        lock.lock()
-        defer { lock.unlock() }
+        let range = values.withLock {
+            $0.incoming = segment
+            return $0.range
+        }
         var original = segment
-        incoming = segment
         guard segment.format == GST_FORMAT_TIME else { return segment }
         var narrowed = segment
         if let cut = TrimState.position(&original, streamTime: range.start), cut > guint64(segment.start) {
@@ -87,25 +91,23 @@ package final class TrimState: @unchecked Sendable {
     }
 
     package func decide(pts: guint64?, duration: guint64?) -> Decision {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let pts, var segment = incoming, segment.format == GST_FORMAT_TIME else { return .pass }
-        if let end = TrimState.position(&segment, streamTime: range.stop), pts >= end {
-            let first = !sentEndOfStream
-            sentEndOfStream = true
-            return .end(first: first)
+        values.withLock { values in
+            guard let pts, var segment = values.incoming, segment.format == GST_FORMAT_TIME else { return .pass }
+            if let end = TrimState.position(&segment, streamTime: values.range.stop), pts >= end {
+                let first = !values.sentEndOfStream
+                values.sentEndOfStream = true
+                return .end(first: first)
+            }
+            guard let cut = TrimState.position(&segment, streamTime: values.range.start), pts < cut else {
+                return .pass
+            }
+            if values.isVideo, let duration, pts + duration > cut { return .clip(cut, pts + duration - cut) }
+            return .drop
         }
-        guard let cut = TrimState.position(&segment, streamTime: range.start), pts < cut else { return .pass }
-        if isVideo, let duration, pts + duration > cut { return .clip(cut, pts + duration - cut) }
-        return .drop
     }
 
     /// EOS from upstream after this element already ended the stream is not passed on twice.
-    package var endedStream: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return sentEndOfStream
-    }
+    package var endedStream: Bool { values.withLock { $0.sentEndOfStream } }
 }
 
 private enum TrimPropertyID: guint {

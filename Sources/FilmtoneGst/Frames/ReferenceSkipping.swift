@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import GstKit
 
 /// H.264 access units as the decoder receives them from `h264parse` (one picture per buffer).
@@ -73,19 +74,20 @@ enum H264AccessUnit {
 /// target) on their way into the decoder: the work an exact seek wastes on pictures nobody will see or use.
 /// ffmpeg's decoder offers the same for whole streams as `skip_frame=nonref`; here it is limited to pictures
 /// that cannot matter, so the frame returned is bit-identical.
-final class ReferenceSkipper: @unchecked Sendable {
-    private let lock = NSLock()
-    private var framing: H264AccessUnit.Framing?
-    private var segmentStart = ClockTime.zero
-    private var forward = true
-    private var skipped = 0
+final class ReferenceSkipper: Sendable {
+    /// What the probe has seen of the stream, written and read on the decoder's streaming thread, read by the
+    /// grabber at the end.
+    private struct State {
+        var framing: H264AccessUnit.Framing?
+        var segmentStart = ClockTime.zero
+        var forward = true
+        var skipped = 0
+    }
+
+    private let state = Mutex(State())
 
     /// How many pictures were skipped so far.
-    var skippedCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return skipped
-    }
+    var skippedCount: Int { state.withLock { $0.skipped } }
 
     /// `FTGST_NO_REFERENCE_SKIP=1` turns skipping off: a diagnostic switch, and how the tests prove that the
     /// frame returned is identical either way.
@@ -104,28 +106,21 @@ final class ReferenceSkipper: @unchecked Sendable {
         switch item {
         case .caps(let caps):
             let fields = caps.h264Fields
-            lock.lock()
-            framing = fields.map { H264AccessUnit.framing(streamFormat: $0.streamFormat, codecData: $0.codecData) } ?? nil
-            lock.unlock()
+            let framing = fields.map { H264AccessUnit.framing(streamFormat: $0.streamFormat, codecData: $0.codecData) }
+            state.withLock { $0.framing = framing ?? nil }
         case .segment(let start, let rate):
-            lock.lock()
-            segmentStart = start
-            forward = rate > 0
-            lock.unlock()
+            state.withLock {
+                $0.segmentStart = start
+                $0.forward = rate > 0
+            }
         case .buffer(let buffer):
-            lock.lock()
-            let framing = self.framing
-            let start = segmentStart
-            let forward = self.forward
-            lock.unlock()
+            let (framing, start, forward) = state.withLock { ($0.framing, $0.segmentStart, $0.forward) }
             guard let framing, forward, start > .zero,
                   H264AccessUnit.endsBeforeSegment(time: buffer.presentationTimestamp, duration: buffer.duration,
                                                    segmentStart: start),
                   buffer.withBytes({ H264AccessUnit.isNonReference($0, framing: framing) }) == true
             else { return .pass }
-            lock.lock()
-            skipped += 1
-            lock.unlock()
+            state.withLock { $0.skipped += 1 }
             return .drop
         case .otherEvent:
             break

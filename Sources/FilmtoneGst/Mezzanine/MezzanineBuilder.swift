@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import FilmtoneCore
 import GstKit
 
@@ -87,41 +88,44 @@ struct MezzanineBuilder {
 }
 
 /// Facts collected on streaming threads, read after EOS.
-private final class BuildFacts: @unchecked Sendable {
-    private let lock = NSLock()
-    private var display = (width: 0, height: 0)
-    private var output = (width: 0, height: 0)
-    private var still = false
-    private var caps = false
-    private var frames = 0
-    private var end = ClockTime.zero
+private final class BuildFacts: Sendable {
+    private struct State {
+        var display = (width: 0, height: 0)
+        var output = (width: 0, height: 0)
+        var still = false
+        var caps = false
+        var frames = 0
+        var end = ClockTime.zero
+    }
 
-    var sawCaps: Bool { lock.withLock { caps } }
-    var isStill: Bool { lock.withLock { still } }
+    private let state = Mutex(State())
+
+    var sawCaps: Bool { state.withLock { $0.caps } }
+    var isStill: Bool { state.withLock { $0.still } }
 
     func setSizes(display: (width: Int, height: Int), output: (width: Int, height: Int), still: Bool) {
-        lock.withLock {
-            self.display = display
-            self.output = output
-            self.still = still
-            caps = true
+        state.withLock {
+            $0.display = display
+            $0.output = output
+            $0.still = still
+            $0.caps = true
         }
     }
 
     /// Returns the frames counted so far.
     @discardableResult
     func addFrame(end frameEnd: ClockTime?) -> Int {
-        lock.withLock {
-            frames += 1
-            if let frameEnd, frameEnd > end { end = frameEnd }
-            return frames
+        state.withLock {
+            $0.frames += 1
+            if let frameEnd, frameEnd > $0.end { $0.end = frameEnd }
+            return $0.frames
         }
     }
 
     func snapshot() -> BuiltMezzanine {
-        lock.withLock {
-            BuiltMezzanine(width: output.width, height: output.height, sourceDisplayWidth: display.width,
-                           sourceDisplayHeight: display.height, frames: frames, duration: end)
+        state.withLock {
+            BuiltMezzanine(width: $0.output.width, height: $0.output.height, sourceDisplayWidth: $0.display.width,
+                           sourceDisplayHeight: $0.display.height, frames: $0.frames, duration: $0.end)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import FilmtoneCore
 import GstKit
 
@@ -48,13 +49,12 @@ public func probeSource(_ options: ProbeOptions) async throws -> ProbeReport {
 }
 
 /// Collects what the probe pipeline's streams show, from streaming threads.
-private final class StreamCollector: @unchecked Sendable {
-    final class Stream: @unchecked Sendable {
+private final class StreamCollector: Sendable {
+    final class Stream: Sendable {
         let sinkPad: Pad
         let sink: Element
-        private let lock = NSLock()
-        private var isImageStream = false
-        private var bytes: [UInt8]? = nil
+        /// Whether the caps are a still image's, and if so its first bytes.
+        private let state = Mutex<(isImage: Bool, bytes: [UInt8]?)>((false, nil))
 
         init(sinkPad: Pad, sink: Element) {
             self.sinkPad = sinkPad
@@ -65,52 +65,31 @@ private final class StreamCollector: @unchecked Sendable {
         func observe(_ item: PadItem) {
             switch item {
             case .caps(let caps):
-                let name = caps.firstStructure?.name ?? ""
-                lock.lock()
-                isImageStream = name.hasPrefix("image/")
-                lock.unlock()
+                let isImage = (caps.firstStructure?.name ?? "").hasPrefix("image/")
+                state.withLock { $0.isImage = isImage }
             case .buffer(let buffer):
-                lock.lock()
-                let wanted = isImageStream && bytes == nil
-                lock.unlock()
-                guard wanted else { return }
+                guard state.withLock({ $0.isImage && $0.bytes == nil }) else { return }
                 let copy = buffer.withBytes { Array($0.prefix(ProbeRules.headerBytes)) } ?? []
-                lock.lock()
-                bytes = copy
-                lock.unlock()
+                state.withLock { $0.bytes = copy }
             case .segment, .otherEvent:
                 break
             }
         }
 
-        var header: [UInt8] {
-            lock.lock()
-            defer { lock.unlock() }
-            return bytes ?? []
-        }
+        var header: [UInt8] { state.withLock { $0.bytes ?? [] } }
     }
 
-    private let lock = NSLock()
-    private var streams: [Stream] = []
-    private var typeCaps: CapsStructure? = nil
+    private let state = Mutex<(streams: [Stream], typeCaps: CapsStructure?)>(([], nil))
 
     func add(_ stream: Stream) {
-        lock.lock()
-        streams.append(stream)
-        lock.unlock()
+        state.withLock { $0.streams.append(stream) }
     }
 
     func foundType(_ caps: CapsStructure?) {
-        lock.lock()
-        if typeCaps == nil { typeCaps = caps }
-        lock.unlock()
+        state.withLock { if $0.typeCaps == nil { $0.typeCaps = caps } }
     }
 
-    var snapshot: (streams: [Stream], type: CapsStructure?) {
-        lock.lock()
-        defer { lock.unlock() }
-        return (streams, typeCaps)
-    }
+    var snapshot: (streams: [Stream], type: CapsStructure?) { state.withLock { ($0.streams, $0.typeCaps) } }
 
     var hasStreams: Bool { !snapshot.streams.isEmpty }
 }
