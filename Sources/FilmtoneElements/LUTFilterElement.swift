@@ -207,8 +207,11 @@ package enum LUTFilterElement {
             + "width=(int)[ 1, max ], height=(int)[ 1, max ], framerate=(fraction)[ 0/1, max ]"
     }
 
-    fileprivate static var parentClass: UnsafeMutableRawPointer? = nil
-    fileprivate static let debugCategory: UnsafeMutablePointer<GstDebugCategory>? =
+    /// Written once, in class_init, which GLib runs once under its type lock before any instance exists; only
+    /// read afterwards (chaining up to the parent's vfuncs). Hence nonisolated(unsafe).
+    nonisolated(unsafe) fileprivate static var parentClass: UnsafeMutableRawPointer? = nil
+    /// Created once (a Swift lazy global, itself thread-safe); GStreamer's debug functions take it from any thread.
+    nonisolated(unsafe) fileprivate static let debugCategory: UnsafeMutablePointer<GstDebugCategory>? =
         _gst_debug_category_new("ftlut", 0, "ftgst film-look LUT filter")
 
     /// The GType (a GstVideoFilter whose instances carry a `LUTFilterState`), registered once per process.

@@ -43,7 +43,8 @@ public func gstPluginFilmtoneGetDesc() -> UnsafeRawPointer {
 }
 
 fileprivate enum PluginDescriptor {
-    package static let pointer: UnsafeMutablePointer<GstPluginDesc> = {
+    /// Filled once by Swift's thread-safe lazy initialisation, never written again; GStreamer only reads it.
+    nonisolated(unsafe) static let pointer: UnsafeMutablePointer<GstPluginDesc> = {
         let descriptor = UnsafeMutablePointer<GstPluginDesc>.allocate(capacity: 1)
         descriptor.initialize(to: GstPluginDesc(
             major_version: ftgst_version_major(), minor_version: ftgst_version_minor(),

@@ -20,13 +20,19 @@ import Synchronization
 package final class TrimState: Sendable {
     private struct Values {
         var range: (start: guint64, stop: guint64) = (0, guint64.max)
-        var incoming: GstSegment? = nil
+        var incoming: Segment? = nil
         var isVideo = false
         var sentEndOfStream = false
     }
 
     /// Written by set_property and the event handler, read by the buffer path: any thread.
     private let values = Mutex(Values())
+
+    /// A copied `GstSegment`: numbers only (its `_gst_reserved` pointers are padding GStreamer never sets), so
+    /// the copy can cross threads. @unchecked because the C struct's pointer fields make it non-Sendable.
+    private struct Segment: @unchecked Sendable {
+        var raw: GstSegment
+    }
 
     package var start: guint64 {
         get { values.withLock { $0.range.start } }
@@ -64,7 +70,7 @@ package final class TrimState: Sendable {
     /// cut is running time 0; stop at the end of the range).
     package func narrow(_ segment: GstSegment) -> GstSegment {
         let range = values.withLock {
-            $0.incoming = segment
+            $0.incoming = Segment(raw: segment)
             return $0.range
         }
         var original = segment
@@ -92,7 +98,7 @@ package final class TrimState: Sendable {
 
     package func decide(pts: guint64?, duration: guint64?) -> Decision {
         values.withLock { values in
-            guard let pts, var segment = values.incoming, segment.format == GST_FORMAT_TIME else { return .pass }
+            guard let pts, var segment = values.incoming?.raw, segment.format == GST_FORMAT_TIME else { return .pass }
             if let end = TrimState.position(&segment, streamTime: values.range.stop), pts >= end {
                 let first = !values.sentEndOfStream
                 values.sentEndOfStream = true
@@ -120,7 +126,9 @@ package enum TrimElement {
     package static let factoryName = "fttrim"
     package static let typeName = "GstFtTrim"
 
-    fileprivate static var parentClass: UnsafeMutableRawPointer? = nil
+    /// Written once, in class_init, which GLib runs once under its type lock before any instance exists; only
+    /// read afterwards (chaining up to the parent's vfuncs). Hence nonisolated(unsafe).
+    nonisolated(unsafe) fileprivate static var parentClass: UnsafeMutableRawPointer? = nil
 
     /// The GType (a GstBaseTransform whose instances carry a `TrimState`), registered once per process.
     fileprivate static let subclass = SwiftSubclass<TrimState>(

@@ -1,5 +1,6 @@
 import FilmtoneGst
 import Foundation
+import Synchronization
 
 /// `ftgst export SOURCE -o OUT [options]`: decode → look → encode with a preset, with progress and cancel.
 enum ExportCommand {
@@ -99,22 +100,26 @@ enum ExportCommand {
 }
 
 /// Renders progress events: a one-line bar on stderr, or JSON lines on stdout.
-final class ProgressDisplay: @unchecked Sendable {
+final class ProgressDisplay: Sendable {
     let mode: ExportCommand.ProgressMode
-    private let lock = NSLock()
-    private var drewBar = false
+    /// Whether a bar line is on screen (it then needs its newline). Events come from the export's thread.
+    private let drewBar = Mutex(false)
 
     init(mode: ExportCommand.ProgressMode) {
         self.mode = mode
     }
 
     func show(_ event: ExportProgress) {
-        lock.lock()
-        defer { lock.unlock() }
+        drewBar.withLock { drewBar in
+            draw(event, drewBar: &drewBar)
+        }
+    }
+
+    private func draw(_ event: ExportProgress, drewBar: inout Bool) {
         switch mode {
         case .jsonl:
             print(event.json.serialized)
-            fflush(stdout)
+            fflush(nil)  // every output stream: a reader sees each event as it happens
         case .bar:
             let width = 30
             let filled = Int((event.progress * Double(width)).rounded(.down))
@@ -131,9 +136,9 @@ final class ProgressDisplay: @unchecked Sendable {
     }
 
     func finish() {
-        lock.lock()
-        defer { lock.unlock() }
-        if drewBar { FileHandle.standardError.write(Data("\n".utf8)) }
+        drewBar.withLock { drewBar in
+            if drewBar { FileHandle.standardError.write(Data("\n".utf8)) }
+        }
     }
 
     static func clock(_ milliseconds: Int64) -> String {
