@@ -28,7 +28,7 @@ final class LUTKernelTests: XCTestCase {
         }
     }
 
-    /// Every shared LUT (1D, 3D, 1D shaper + 3D, with DOMAIN and input ranges), every interpolation: a grid of
+    /// Every reference LUT (1D, 3D, 1D shaper + 3D, with DOMAIN and input ranges), every interpolation: a grid of
     /// inputs on one blue plane per case (planes vary from case to case), plus random pixels.
     func testSharedLUTsMatchTheReference() throws {
         let files = try SharedLUTs.allCubeFiles()
@@ -65,7 +65,7 @@ final class LUTKernelTests: XCTestCase {
     }
 
     /// Both slots: input LUT, then the creative LUT blended by intensity 0, 0.5 and 1, every interpolation. The
-    /// input LUT is the shared non-linear `Colour_Correct.cube` (size 4), the creative one the synthetic look.
+    /// input LUT is the reference non-linear `Colour_Correct.cube` (size 4), the creative one the synthetic look.
     func testBothSlotsBlendByIntensity() throws {
         var random = PixelRandom(seed: 4)
         let input = try SharedLUTs.load("colour-science/iridas_cube/Colour_Correct.cube")
