@@ -522,7 +522,7 @@ final class ExportCLITests: XCTestCase {
         @discardableResult
         func waitForExit(timeout: TimeInterval = 30) -> TimeInterval {
             let start = Date()
-            while process.isRunning && Date().timeIntervalSince(start) < timeout { usleep(5_000) }
+            process.waitForExit(timeout: timeout)
             let waited = Date().timeIntervalSince(start)
             if process.isRunning {
                 XCTFail("the export was still running after \(timeout) s; killed")
@@ -537,8 +537,7 @@ final class ExportCLITests: XCTestCase {
         func kill() {
             guard process.isRunning else { return }
             Glibc.kill(process.processIdentifier, SIGKILL)
-            let deadline = Date().addingTimeInterval(5)
-            while process.isRunning && Date() < deadline { usleep(5_000) }
+            process.waitForExit(timeout: 5)
         }
     }
 

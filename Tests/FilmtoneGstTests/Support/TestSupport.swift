@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 
 /// Where `make test` put the generated fixtures and the built CLI. Running `swift test` alone works too once
@@ -73,29 +74,38 @@ enum Run {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        // Drain both pipes while it runs, so a chatty child never blocks on a full pipe.
-        var outData = Data()
-        var errData = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
-        let finished = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async { process.waitUntilExit(); finished.signal() }
-        if finished.wait(timeout: .now() + timeout) == .timedOut {
+        let name = "\(executable.lastPathComponent) \(arguments)"
+        // Drain both pipes while it runs, so a chatty child never blocks on a full pipe.
+        let outData = PipeReader(out)
+        let errData = PipeReader(err)
+        var timedOut = false
+        if exited.wait(timeout: .now() + timeout) == .timedOut {
+            timedOut = true
             process.terminate()
             kill(process.processIdentifier, SIGKILL)
-            _ = finished.wait(timeout: .now() + 5)
-            group.wait()
-            XCTFail("\(executable.lastPathComponent) \(arguments) did not finish within \(timeout) s")
-            return ProcessResult(status: -1, stdout: String(decoding: outData, as: UTF8.self),
-                                 stderr: String(decoding: errData, as: UTF8.self))
+            if exited.wait(timeout: .now() + 5) == .timedOut { XCTFail("\(name) outlived SIGKILL by 5 s") }
         }
-        group.wait()
-        return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                             stderr: String(decoding: errData, as: UTF8.self))
+        // The pipes end when their last writer closes them: normally the process itself, but a child it left
+        // behind (a killed shell's command, say) may keep them open. Give up then rather than hang the suite.
+        let drainDeadline = DispatchTime.now() + 10
+        if !outData.waitForEnd(until: drainDeadline) || !errData.waitForEnd(until: drainDeadline) {
+            XCTFail("\(name): its output was still open 10 s after it ended (a child process kept it?)")
+        }
+        let stdout = String(decoding: outData.data, as: UTF8.self)
+        let stderr = String(decoding: errData.data, as: UTF8.self)
+        if timedOut {
+            XCTFail("\(name) did not finish within \(timeout) s")
+            return ProcessResult(status: -1, stdout: stdout, stderr: stderr)
+        }
+        // `terminationStatus` traps while `isRunning` is still true, so read it only once that is false.
+        guard process.waitForExit(timeout: 5) else {
+            XCTFail("\(name) still counts as running after its termination handler ran")
+            return ProcessResult(status: -1, stdout: stdout, stderr: stderr)
+        }
+        return ProcessResult(status: process.terminationStatus, stdout: stdout, stderr: stderr)
     }
 
     /// Runs the built `ftgst` binary.
@@ -108,6 +118,43 @@ enum Run {
     /// Runs a tool from PATH (ffmpeg, ffprobe, gst-launch-1.0).
     static func tool(_ name: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ProcessResult {
         try process(URL(fileURLWithPath: "/usr/bin/env"), [name] + arguments, timeout: timeout)
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own, keeping what arrived so far, for `Run.process`.
+private final class PipeReader: Sendable {
+    private let collected = Mutex(Data())
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(_ pipe: Pipe) {
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while true {
+                let chunk = handle.availableData  // blocks until data or the end; empty at the end
+                if chunk.isEmpty { break }
+                collected.withLock { $0.append(chunk) }
+            }
+            ended.signal()
+        }
+    }
+
+    /// Waits for the end of the pipe until `deadline` (once); false if it had not ended by then.
+    func waitForEnd(until deadline: DispatchTime) -> Bool {
+        ended.wait(timeout: deadline) == .success
+    }
+
+    /// The bytes read so far.
+    var data: Data { collected.withLock { $0 } }
+}
+
+extension Process {
+    /// Waits at most `timeout` seconds for the process to end (`waitUntilExit()` has no deadline). Returns whether
+    /// it ended.
+    @discardableResult
+    func waitForExit(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while isRunning && Date() < deadline { usleep(5_000) }
+        return !isRunning
     }
 }
 
