@@ -67,7 +67,7 @@ final class MezzanineCLITests: XCTestCase {
         let rows = packets.stdout.split(separator: "\n").map { $0.split(separator: ",") }
         XCTAssertEqual(rows.count, 120)
         XCTAssertTrue(rows.allSatisfy { $0.count == 2 && $0[1].hasPrefix("K") }, "every frame a keyframe")
-        let times = rows.compactMap { Double($0[0]) }.sorted()
+        let times = rows.compactMap { $0.first.flatMap { Double($0) } }.sorted()
         XCTAssertEqual(times.first ?? -1, 0, accuracy: 1e-6)
         XCTAssertEqual(times.last ?? -1, 119.0 / 30, accuracy: 1e-3)
         let codec = try Run.tool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",

@@ -82,7 +82,7 @@ final class LUTKernel16Tests: XCTestCase {
         var random = PixelRandom(seed: 18)
         let inputs = Self.randomInputs(3000, &random) + Self.greyRamp10() + Self.channelRamps10(&random)
         for size in [2, 17, 33] {
-            let identity = Self.identityLUT(size: size)
+            let identity = try Self.identityLUT(size: size)
             for method in [Interpolation.tetrahedral, .trilinear] {
                 let kernel = LUTKernel16(look: try Look(creativeLUT: identity, interpolation: method))
                 XCTAssertEqual(kernel.strategy, .perPixel)
@@ -168,7 +168,7 @@ final class LUTKernel16Tests: XCTestCase {
 
     // MARK: - Helpers
 
-    static func identityLUT(size: Int) -> CubeLUT {
+    static func identityLUT(size: Int) throws -> CubeLUT {
         var text = "LUT_3D_SIZE \(size)\n"
         for blue in 0..<size {
             for green in 0..<size {
@@ -178,7 +178,7 @@ final class LUTKernel16Tests: XCTestCase {
                 }
             }
         }
-        return try! CubeLUT.parse(data: Array(text.utf8), fileName: "identity.cube")
+        return try CubeLUT.parse(data: Array(text.utf8), fileName: "identity.cube")
     }
 
     /// Random 16-bit inputs, with the extremes mixed in.

@@ -252,8 +252,13 @@ final class LUTKernelTests: XCTestCase {
     // MARK: - Helpers
 
     /// A 33³ film-like look (saturation, split toning, S-curve, channel crosstalk: not separable, so
-    /// tetrahedral and trilinear differ), written as `.cube` text and parsed.
-    static let synthetic: CubeLUT = {
+    /// tetrahedral and trilinear differ), written as `.cube` text and parsed. Throws (fails the test using it) if
+    /// the parser under test refuses it, instead of trapping and ending every test.
+    static var synthetic: CubeLUT {
+        get throws { try syntheticParsed.get() }
+    }
+
+    private static let syntheticParsed = Result<CubeLUT, Error> {
         let size = 33
         var text = "TITLE \"synthetic\"\nLUT_3D_SIZE \(size)\n"
         for blue in 0..<size {
@@ -273,8 +278,8 @@ final class LUTKernelTests: XCTestCase {
                 }
             }
         }
-        return try! CubeLUT.parse(data: Array(text.utf8), fileName: "synthetic.cube")
-    }()
+        return try CubeLUT.parse(data: Array(text.utf8), fileName: "synthetic.cube")
+    }
 
     /// 0…255 in steps of `step`, plus 255.
     static func codes(step: Int) -> [Int] {

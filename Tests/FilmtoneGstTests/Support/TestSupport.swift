@@ -170,10 +170,11 @@ struct DecodedImage {
                                              "stream=width,height", "-of", "csv=p=0", path])
         let parts = probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
         guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]) else {
+            XCTFail("ffprobe gave no size for \(path): \(probe.stdout) \(probe.stderr)")
             throw CocoaError(.coderReadCorrupt)
         }
         // Stored pixels: ffmpeg would otherwise apply a JPEG's EXIF orientation while ffprobe reports the stored size.
-        return try DecodedImage(width: width, height: height, rgb: rawFrame(["-noautorotate", "-i", path]))
+        return try checked(width: width, height: height, rgb: rawFrame(["-noautorotate", "-i", path]), path)
     }
 
     /// Frame number `index` of `video` (counted from 0 by ffmpeg's `select`, so no seek semantics are involved),
@@ -184,11 +185,24 @@ struct DecodedImage {
         let rgb = try rawFrame(["-i", video, "-vf",
                                 "select=eq(n\\,\(index)),format=rgb24,scale=\(width):\(height):flags=\(scaler)",
                                 "-vsync", "0"])
+        return try checked(width: width, height: height, rgb: rgb, "\(video) frame \(index)")
+    }
+
+    /// The image, if ffmpeg gave exactly `width`×`height` RGB pixels (the pixel loops below index by the size).
+    private static func checked(width: Int, height: Int, rgb: [UInt8], _ what: String) throws -> DecodedImage {
+        guard rgb.count == width * height * 3 else {
+            XCTFail("\(what): ffmpeg gave \(rgb.count) bytes for \(width)×\(height) RGB")
+            throw CocoaError(.coderReadCorrupt)
+        }
         return DecodedImage(width: width, height: height, rgb: rgb)
     }
 
     /// This image turned 90° clockwise.
     func rotatedClockwise() -> DecodedImage {
+        guard rgb.count == width * height * 3 else {
+            XCTFail("\(rgb.count) bytes are not \(width)×\(height) RGB")
+            return DecodedImage(width: height, height: width, rgb: [])
+        }
         var out = [UInt8](repeating: 0, count: rgb.count)
         for y in 0..<height {
             for x in 0..<width {
@@ -214,9 +228,14 @@ struct DecodedImage {
         return [UInt8](data)
     }
 
-    /// Mean absolute difference per channel value (0…255) between two images of the same size.
-    func meanDifference(_ other: DecodedImage) -> Double {
-        precondition(width == other.width && height == other.height && rgb.count == other.rgb.count)
+    /// Mean absolute difference per channel value (0…255) between two images of the same size. Images of
+    /// different sizes fail the test and give NaN, which fails every comparison made with it.
+    func meanDifference(_ other: DecodedImage, file: StaticString = #filePath, line: UInt = #line) -> Double {
+        guard width == other.width, height == other.height, rgb.count == other.rgb.count, !rgb.isEmpty else {
+            XCTFail("images differ in size: \(width)×\(height) (\(rgb.count) values) vs \(other.width)×\(other.height) "
+                    + "(\(other.rgb.count) values)", file: file, line: line)
+            return .nan
+        }
         var total = 0
         for i in 0..<rgb.count { total += abs(Int(rgb[i]) - Int(other.rgb[i])) }
         return Double(total) / Double(rgb.count)
