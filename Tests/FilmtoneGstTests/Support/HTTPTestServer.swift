@@ -74,6 +74,17 @@ final class HTTPTestServer: @unchecked Sendable {
     /// Forgets the requests recorded so far.
     func clearRequests() { core.clearRequests() }
 
+    /// Waits (at most `timeout` seconds) until a request for `path` has arrived, so a test can act while the
+    /// server is answering it rather than after a guessed sleep. Returns whether it arrived.
+    func waitForRequest(to path: String, timeout: TimeInterval) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !requests.contains(where: { $0.path == path }) {
+            guard Date() < deadline else { return false }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return true
+    }
+
     /// Connections whose handler thread has not ended yet (0 once `stop()` has returned in time).
     var openConnections: Int { core.openConnections }
 
