@@ -128,9 +128,11 @@ final class ExportAPITests: XCTestCase {
         XCTAssertEqual(collected.events.map(\.progress), collected.events.map(\.progress).sorted())
         XCTAssertFalse(cancelExport(reason: .api), "nothing is running now")
 
-        var slow = options(work, source: try TestEnvironment.fixture("long.mp4"), output: "b.mp4")
-        slow.preset = "hevc-mp4"
-        slow.maxWidth = 16384
+        // The slow clip arrives over ≥ 180 s whatever the machine's speed, so the export is still rendering when
+        // the first progress event with frames asks it to stop.
+        let clip = try SlowRemoteClip(self)
+        let slowOutput = work.appendingPathComponent("b.mp4").path
+        let slow = options(work, source: clip.url, output: "b.mp4")
         do {
             _ = try await runExport(slow) { event in
                 if event.stage == .rendering, event.currentFrame > 0 { cancelExport(reason: .api) }
@@ -140,7 +142,7 @@ final class ExportAPITests: XCTestCase {
             XCTAssertEqual(error.code, .cancelled)
             XCTAssertEqual(error.message, "api")
         }
-        XCTAssertFalse(FileManager.default.fileExists(atPath: slow.output!))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: slowOutput))
     }
 
     func testEventStreamEndsWithTheResult() async throws {

@@ -212,10 +212,10 @@ final class LUTFilterElementTests: XCTestCase {
             // Alpha and padding are compared too: any change there is a difference of at least 1 sample value,
             // and a sheared row far more than the contract.
             XCTAssertLessThanOrEqual(maxSampleDifference(output, expected), Self.contract16, format)
+            let alpha = [0, 1, 2, 3].first { ![layout.red, layout.green, layout.blue].contains($0) }
+            XCTAssertNotNil(alpha, "\(format): a 16-bit layout has one sample that is not R, G or B")
             let untouched = zip(output, input).enumerated().filter { index, _ in
-                index % stride >= width * 8 || (index % stride % 8) / 2 == [0, 1, 2, 3].first {
-                    ![layout.red, layout.green, layout.blue].contains($0)
-                }!
+                index % stride >= width * 8 || (index % stride % 8) / 2 == alpha
             }
             XCTAssertTrue(untouched.allSatisfy { $0.1.0 == $0.1.1 }, "\(format): alpha or padding changed")
         }
@@ -312,11 +312,15 @@ final class LUTFilterElementTests: XCTestCase {
             }
         }
         let listed = LUTFilterElement.capsDescription
-        let lastEightBit = LUTFilterElement.formats.map { listed.range(of: " \($0.0),")!.lowerBound }.max()!
-        let firstSixteenBit = LUTFilterElement.formats16.map { listed.range(of: " \($0.0)")!.lowerBound }.min()!
-        let yuv = LUTFilterElement.formatsYUV.map { listed.range(of: " \($0.0),")!.lowerBound }
-        XCTAssertLessThan(lastEightBit, yuv.min()!, listed)
-        XCTAssertLessThan(yuv.max()!, firstSixteenBit, listed)
+        func positions(_ formats: [String], followedBy end: String) throws -> [String.Index] {
+            try formats.map { try XCTUnwrap(listed.range(of: " \($0)\(end)")?.lowerBound, "\($0) not in \(listed)") }
+        }
+        let eightBit = try positions(LUTFilterElement.formats.map(\.0), followedBy: ",")
+        let sixteenBit = try positions(LUTFilterElement.formats16.map(\.0), followedBy: "")
+        let yuv = try positions(LUTFilterElement.formatsYUV.map(\.0), followedBy: ",")
+        let (lastEightBit, firstSixteenBit) = (try XCTUnwrap(eightBit.max()), try XCTUnwrap(sixteenBit.min()))
+        XCTAssertLessThan(lastEightBit, try XCTUnwrap(yuv.min()), listed)
+        XCTAssertLessThan(try XCTUnwrap(yuv.max()), firstSixteenBit, listed)
     }
 
     func testPreviewRecipeCarriesTheLookAfterScaling() {

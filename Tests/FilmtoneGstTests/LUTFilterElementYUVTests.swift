@@ -48,21 +48,27 @@ final class LUTFilterElementYUVTests: XCTestCase {
         let name = GLib.borrowString(info.finfo.pointee.name) ?? ""
         let (width, height) = (Int(info.width), Int(info.height))
         let (chromaWidth, chromaHeight) = ((width + 1) / 2, (height + 1) / 2)
-        let data = [frame.data.0, frame.data.1, frame.data.2].map {
-            $0.map { UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self) }
+        guard name == "NV12" || name == "I420" else {
+            XCTFail("the sink got \(name), not I420 or NV12")
+            throw FilmtoneError(.internalError, "unexpected format \(name)")
+        }
+        // A plane GStreamer did not map would be a nil pointer: a failed test, not a crash.
+        let pointers = [frame.data.0, frame.data.1, frame.data.2].prefix(name == "NV12" ? 2 : 3)
+        let data = try pointers.enumerated().map { plane, pointer in
+            UnsafeRawPointer(try XCTUnwrap(pointer, "\(name) plane \(plane) not mapped"))
+                .assumingMemoryBound(to: UInt8.self)
         }
         let strides = [Int(frame.info.stride.0), Int(frame.info.stride.1), Int(frame.info.stride.2)]
         var (y, u, v) = ([UInt8](), [UInt8](), [UInt8]())
-        for row in 0..<height { y += UnsafeBufferPointer(start: data[0]! + strides[0] * row, count: width) }
+        for row in 0..<height { y += UnsafeBufferPointer(start: data[0] + strides[0] * row, count: width) }
         for row in 0..<chromaHeight {
             for x in 0..<chromaWidth {
                 if name == "NV12" {
-                    u.append(data[1]![strides[1] * row + 2 * x])
-                    v.append(data[1]![strides[1] * row + 2 * x + 1])
+                    u.append(data[1][strides[1] * row + 2 * x])
+                    v.append(data[1][strides[1] * row + 2 * x + 1])
                 } else {
-                    XCTAssertEqual(name, "I420")
-                    u.append(data[1]![strides[1] * row + x])
-                    v.append(data[2]![strides[2] * row + x])
+                    u.append(data[1][strides[1] * row + x])
+                    v.append(data[2][strides[2] * row + x])
                 }
             }
         }
@@ -188,6 +194,10 @@ final class LUTFilterElementYUVTests: XCTestCase {
             let output = try frame420("\(source) ! ftlut creative-lut=\(cube.path) ! appsink name=sink sync=false")
                 .frame
             let label = "\(pattern) \(width)×\(height)"
+            guard output.width == input.width, output.height == input.height else {
+                XCTFail("\(label): the output is \(output.width)×\(output.height)")
+                continue
+            }
             var (inGamut, blocksInGamut, worstY, worstChroma, worstOutside) = (0, 0, 0, 0, 0)
             for row in 0..<input.chromaHeight {
                 for column in 0..<input.chromaWidth {

@@ -104,7 +104,10 @@ final class PluginTests: XCTestCase {
         XCTAssertEqual(input.status, 0, input.stderr)
         func frame(_ path: String) throws -> Frame420 {
             let bytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: path)))
-            XCTAssertEqual(bytes.count, 64 * 48 * 3 / 2)
+            guard bytes.count == 64 * 48 * 3 / 2 else {
+                XCTFail("\(path): \(bytes.count) bytes, not one 64×48 I420 frame")
+                throw CocoaError(.coderReadCorrupt)
+            }
             return Frame420(width: 64, height: 48, y: Array(bytes[0..<3072]), u: Array(bytes[3072..<3840]),
                             v: Array(bytes[3840..<4608]))
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 
 /// `ftgst save` end to end through the built binary: the copy and its hash, names and collisions, the once-only
@@ -156,14 +157,18 @@ final class SaveCLITests: XCTestCase {
         holder.arguments = [lock, "sleep", "30"]
         holder.standardInput = FileHandle.nullDevice
         try holder.run()
+        // Process starts each child in a process group of its own: -pid reaches flock and its sleep.
         defer {
             kill(-holder.processIdentifier, SIGKILL)
-            holder.waitUntilExit()
+            holder.waitForExit(timeout: 10)
         }
-        // Wait until flock(1) really holds it.
+        // Wait (at most 10 s) until flock(1) really holds it.
         let start = Date()
         while try Run.process(URL(fileURLWithPath: "/usr/bin/flock"), ["-n", lock, "true"]).status == 0 {
-            XCTAssertLessThan(Date().timeIntervalSince(start), 10, "flock(1) never took the lock")
+            guard Date().timeIntervalSince(start) < 10 else {
+                XCTFail("flock(1) never took the lock")
+                return
+            }
             usleep(20_000)
         }
         let source = try makeFile("clip.mp4", count: 1000, seed: 4)
@@ -177,7 +182,7 @@ final class SaveCLITests: XCTestCase {
         try assertNoTemporaries(library)
 
         kill(-holder.processIdentifier, SIGKILL)
-        holder.waitUntilExit()
+        XCTAssertTrue(holder.waitForExit(timeout: 10), "flock(1) outlived SIGKILL")
         let free = try save(source, library: library)
         XCTAssertEqual(free.status, 0, free.stderr)
     }
@@ -277,12 +282,13 @@ final class SaveCLITests: XCTestCase {
     /// Starts `count` ftgst processes back to back (all are running before any is waited for), then collects
     /// them, each within a deadline.
     private func runConcurrently(_ count: Int, _ arguments: [String]) throws -> [ProcessResult] {
+        // @unchecked for Process and Pipe; the output, written by the reader threads and read by the test, is
+        // behind the Mutex.
         final class Slot: @unchecked Sendable {
             let process = Process()
             let out = Pipe()
             let err = Pipe()
-            var outData = Data()
-            var errData = Data()
+            let output = Mutex((out: Data(), err: Data()))
         }
         let slots = (0..<count).map { _ in Slot() }
         let drained = DispatchGroup()
@@ -293,25 +299,34 @@ final class SaveCLITests: XCTestCase {
             slot.process.standardOutput = slot.out
             slot.process.standardError = slot.err
             drained.enter()
-            DispatchQueue.global().async { slot.outData = slot.out.fileHandleForReading.readDataToEndOfFile(); drained.leave() }
+            DispatchQueue.global().async {
+                let data = slot.out.fileHandleForReading.readDataToEndOfFile()
+                slot.output.withLock { $0.out = data }
+                drained.leave()
+            }
             drained.enter()
-            DispatchQueue.global().async { slot.errData = slot.err.fileHandleForReading.readDataToEndOfFile(); drained.leave() }
+            DispatchQueue.global().async {
+                let data = slot.err.fileHandleForReading.readDataToEndOfFile()
+                slot.output.withLock { $0.err = data }
+                drained.leave()
+            }
         }
         for slot in slots { try slot.process.run() }
         let deadline = Date().addingTimeInterval(120)
         for slot in slots {
-            while slot.process.isRunning && Date() < deadline { usleep(10_000) }
+            slot.process.waitForExit(timeout: max(0, deadline.timeIntervalSinceNow))
             if slot.process.isRunning {
                 kill(slot.process.processIdentifier, SIGKILL)
                 XCTFail("ftgst save did not finish within the deadline")
             }
         }
-        _ = drained.wait(timeout: .now() + 10)
+        if drained.wait(timeout: .now() + 10) == .timedOut { XCTFail("output pipes still open 10 s after the exits") }
         return slots.map { slot in
-            slot.process.waitUntilExit()
-            return ProcessResult(status: slot.process.terminationStatus,
-                                 stdout: String(decoding: slot.outData, as: UTF8.self),
-                                 stderr: String(decoding: slot.errData, as: UTF8.self))
+            // terminationStatus traps while the process runs: -1 for one that outlived even SIGKILL.
+            let exited = slot.process.waitForExit(timeout: 5)
+            let (out, err) = slot.output.withLock { ($0.out, $0.err) }
+            return ProcessResult(status: exited ? slot.process.terminationStatus : -1,
+                                 stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
         }
     }
 }

@@ -123,7 +123,9 @@ final class ShareCLITests: XCTestCase {
         let elapsed = Date().timeIntervalSince(began)
         assertFailure(result, code: "SHARE_UNAVAILABLE", status: 78)
         XCTAssertTrue(result.stderr.contains("did not return within 500 ms"), result.stderr)
-        XCTAssertLessThan(elapsed, 5, "ftgst share must give up at the deadline")
+        // 500 ms deadline, a handler that would sleep 1000 s: 10 s covers starting and ending a debug binary on a
+        // loaded machine and still shows the deadline was kept.
+        XCTAssertLessThan(elapsed, 10, "ftgst share must give up at the deadline")
     }
 
     func testNoDesktopAtAllIsShareUnavailableWithAHint() throws {

@@ -1,3 +1,4 @@
+import Synchronization
 import XCTest
 
 /// `ftgst thumb` end to end through the built binary, on local fixtures: JSON on stdout, `[CODE]` on stderr,
@@ -47,7 +48,7 @@ final class ThumbCLITests: XCTestCase {
         XCTAssertEqual(try cacheFiles(), ["first.jpg"])
         // Default name: thumb-<uuid>.jpg
         let other = try success(try thumb(clip))
-        let name = URL(fileURLWithPath: other["path"] as! String).lastPathComponent
+        let name = URL(fileURLWithPath: try XCTUnwrap(other["path"] as? String)).lastPathComponent
         XCTAssertTrue(name.hasPrefix("thumb-") && name.hasSuffix(".jpg") && name.count == 6 + 36 + 4, name)
     }
 
@@ -56,7 +57,7 @@ final class ThumbCLITests: XCTestCase {
         // clip.mp4: 30 fps, keyframes every second, scrolling picture. 1400 ms = frame 42 (mid-GOP).
         let json = try success(try thumb(clip, ["--time-ms", "1400", "--tolerance-ms", "0", "--format", "png"]))
         XCTAssertEqual(json["timeMs"] as? Int, 1400)
-        let ours = try DecodedImage.read(json["path"] as! String)
+        let ours = try DecodedImage.read(try XCTUnwrap(json["path"] as? String))
         let exact = try DecodedImage.frame(of: clip, index: 42, width: 320, height: 240)
         let before = try DecodedImage.frame(of: clip, index: 41, width: 320, height: 240)
         let after = try DecodedImage.frame(of: clip, index: 43, width: 320, height: 240)
@@ -71,7 +72,7 @@ final class ThumbCLITests: XCTestCase {
         // 1010 ms lies inside frame 30 (1000…1033 ms).
         let json = try success(try thumb(clip, ["--time-ms", "1010", "--tolerance-ms", "0", "--format", "png"]))
         XCTAssertEqual(json["timeMs"] as? Int, 1000)
-        let ours = try DecodedImage.read(json["path"] as! String)
+        let ours = try DecodedImage.read(try XCTUnwrap(json["path"] as? String))
         let onScreen = try DecodedImage.frame(of: clip, index: 30, width: 320, height: 240)
         let next = try DecodedImage.frame(of: clip, index: 31, width: 320, height: 240)
         XCTAssertLessThan(ours.meanDifference(onScreen) * 2, ours.meanDifference(next))
@@ -93,7 +94,7 @@ final class ThumbCLITests: XCTestCase {
         let json = try success(try thumb(clip, ["--max-width", "160", "--max-height", "400"]))
         XCTAssertEqual(json["width"] as? Int, 160)
         XCTAssertEqual(json["height"] as? Int, 120)
-        let image = try DecodedImage.read(json["path"] as! String)
+        let image = try DecodedImage.read(try XCTUnwrap(json["path"] as? String))
         XCTAssertEqual([image.width, image.height], [160, 120])
     }
 
@@ -102,7 +103,7 @@ final class ThumbCLITests: XCTestCase {
         // 4× down from 320×240: a 2-tap bilinear scaler skips source pixels and aliases the bar edges.
         let json = try success(try thumb(clip, ["--time-ms", "1400", "--tolerance-ms", "0", "--max-width", "80",
                                                 "--format", "png"]))
-        let ours = try DecodedImage.read(json["path"] as! String)
+        let ours = try DecodedImage.read(try XCTUnwrap(json["path"] as? String))
         let filtered = try DecodedImage.frame(of: clip, index: 42, width: 80, height: 60, scaler: "lanczos")
         XCTAssertLessThan(ours.meanDifference(filtered), 2.5)
     }
@@ -112,7 +113,7 @@ final class ThumbCLITests: XCTestCase {
         let json = try success(try thumb(clip, ["--time-ms", "1000", "--tolerance-ms", "0", "--format", "png"]))
         XCTAssertEqual(json["width"] as? Int, 240)
         XCTAssertEqual(json["height"] as? Int, 320)
-        let ours = try DecodedImage.read(json["path"] as! String)
+        let ours = try DecodedImage.read(try XCTUnwrap(json["path"] as? String))
         let upright = try DecodedImage.frame(of: clip, index: 30, width: 240, height: 320)
         let sideways = try DecodedImage.frame(of: try TestEnvironment.fixture("clip.mp4"), index: 30, width: 320,
                                               height: 240).rotatedClockwise()
@@ -127,7 +128,7 @@ final class ThumbCLITests: XCTestCase {
         XCTAssertEqual(json["width"] as? Int, 240)
         XCTAssertEqual(json["height"] as? Int, 320)
         XCTAssertEqual(json["timeMs"] as? Int, 0, "the time is ignored for photos")
-        let ours = try DecodedImage.read(json["path"] as! String)
+        let ours = try DecodedImage.read(try XCTUnwrap(json["path"] as? String))
         let stored = try DecodedImage.read(photo)  // ffmpeg 5.1 does not apply EXIF orientation
         XCTAssertEqual([stored.width, stored.height], [320, 240])
         XCTAssertLessThan(ours.meanDifference(stored.rotatedClockwise()), 4)
@@ -168,7 +169,9 @@ final class ThumbCLITests: XCTestCase {
         let clip = try TestEnvironment.fixture("clip.mp4")
         let high = try success(try thumb(clip, ["--quality", "1"]))
         let low = try success(try thumb(clip, ["--quality", "0.1"]))
-        let size = { (path: Any?) in try FileManager.default.attributesOfItem(atPath: path as! String)[.size] as! Int }
+        let size = { (path: Any?) in
+            try XCTUnwrap(FileManager.default.attributesOfItem(atPath: try XCTUnwrap(path as? String))[.size] as? Int)
+        }
         XCTAssertGreaterThan(try size(high["path"]), try size(low["path"]) * 2)
     }
 
@@ -179,7 +182,7 @@ final class ThumbCLITests: XCTestCase {
         let clip = temp.appendingPathComponent("clip.mp4")
         try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: clip.path)
         let first = try success(try thumb(clip.path, ["--time-ms", "2000", "--tolerance-ms", "0"], name: "same"))
-        let path = first["path"] as! String
+        let path = try XCTUnwrap(first["path"] as? String)
         let old = Date(timeIntervalSinceNow: -3600)
         try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path)
         // The source is gone: only a cache hit can answer.
@@ -189,7 +192,7 @@ final class ThumbCLITests: XCTestCase {
         XCTAssertEqual(second["timeMs"] as? Int, 2000, "the time of the frame in the file, not the new request")
         XCTAssertEqual(second["width"] as? Int, 320)
         XCTAssertEqual(second["path"] as? String, path)
-        let touched = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as! Date
+        let touched = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
         XCTAssertGreaterThan(touched.timeIntervalSince(old), 3000)
     }
 
@@ -213,26 +216,25 @@ final class ThumbCLITests: XCTestCase {
                                          ["--cache-cap-mb", "1", "--format", "png"], name: "fresh"))
         // 2 MiB of old files + the new one: both old files must go to get under 1 MiB; the new one stays.
         XCTAssertEqual(try cacheFiles(), ["fresh.png"])
-        XCTAssertTrue(FileManager.default.fileExists(atPath: json["path"] as! String))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: try XCTUnwrap(json["path"] as? String)))
     }
 
     func testConcurrentWritersOfTheSameNameLeaveOneCompleteFile() throws {
         let clip = try TestEnvironment.fixture("clip.mp4")
         let group = DispatchGroup()
-        let lock = NSLock()
-        var results: [ProcessResult] = []
+        let collected = Mutex<[ProcessResult]>([])
+        let cachePath = cache.path
         for index in 0..<4 {
             group.enter()
             DispatchQueue.global().async {
-                let result = try? Run.ftgst(["thumb", clip, "--cache-dir", self.cache.path, "--cache-name", "race",
+                let result = try? Run.ftgst(["thumb", clip, "--cache-dir", cachePath, "--cache-name", "race",
                                              "--time-ms", String(500 * index), "--tolerance-ms", "0"])
-                lock.lock()
-                if let result { results.append(result) }
-                lock.unlock()
+                if let result { collected.withLock { $0.append(result) } }
                 group.leave()
             }
         }
         XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
+        let results = collected.withLock { $0 }
         XCTAssertEqual(results.count, 4)
         for result in results { XCTAssertEqual(result.status, 0, result.stderr) }
         XCTAssertEqual(try cacheFiles(), ["race.jpg"], "no temporary left behind")

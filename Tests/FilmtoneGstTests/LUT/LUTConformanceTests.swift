@@ -6,7 +6,7 @@ import XCTest
 @testable import FilmtoneLooks
 
 /// The reference evaluation against figures nobody on this project computed: colour-science's interpolation goldens
-/// and the DOMAIN vectors in `../shared/luts/reference_values`, plus properties every correct LUT evaluator has
+/// and the DOMAIN vectors in `Tests/Resources/luts/reference_values`, plus properties every correct LUT evaluator has
 /// (exact grid nodes, identity, axis order, clamping) and the look's slot order and blend.
 final class LUTConformanceTests: XCTestCase {
     // MARK: - Reference vectors
@@ -76,7 +76,7 @@ final class LUTConformanceTests: XCTestCase {
     // MARK: - Properties
 
     /// Inputs on grid nodes (DOMAIN included) return the node values exactly, with every method, for every 3D and
-    /// 1D table in the shared folder.
+    /// 1D reference table.
     func testGridNodesReturnNodeValuesExactly() throws {
         let files = try SharedLUTs.allCubeFiles()
         XCTAssertFalse(files.isEmpty)

@@ -7,7 +7,7 @@ import XCTest
 
 /// `LUTKernel16` against the reference `Look.apply`: the quality contract of the 16-bit path is every output
 /// channel within half a 10-bit code (32 in 16-bit units) of the reference rounded to nearest 16-bit code, for
-/// random 16-bit inputs and full 10-bit ramps through the shared `.cube` files, both slots and intensities below 1;
+/// random 16-bit inputs and full 10-bit ramps through the reference `.cube` files, both slots and intensities below 1;
 /// identity looks within 1 code; 1D-only looks exact. Then frame handling: the four layouts, padded (odd) strides,
 /// alpha and padding untouched, bands across threads.
 final class LUTKernel16Tests: XCTestCase {
@@ -16,7 +16,7 @@ final class LUTKernel16Tests: XCTestCase {
 
     // MARK: - Accuracy
 
-    /// Every shared LUT (1D, 3D, shaper + 3D, with DOMAIN and input ranges) in either slot, every interpolation:
+    /// Every reference LUT (1D, 3D, shaper + 3D, with DOMAIN and input ranges) in either slot, every interpolation:
     /// random 16-bit inputs plus the 10-bit grey ramp.
     func testSharedLUTsMatchTheReferenceWithinHalfA10BitCode() throws {
         let files = try SharedLUTs.allCubeFiles()
@@ -35,7 +35,7 @@ final class LUTKernel16Tests: XCTestCase {
             }
         }
         // Measured: float rounding leaves at most a couple of 16-bit codes, far inside the contract.
-        XCTAssertLessThanOrEqual(worst, 4, "worst difference over the shared LUTs")
+        XCTAssertLessThanOrEqual(worst, 4, "worst difference over the reference LUTs")
     }
 
     /// Both slots with intensities below 1, through the full 10-bit ramp on every channel (the other two
@@ -83,7 +83,7 @@ final class LUTKernel16Tests: XCTestCase {
         var random = PixelRandom(seed: 18)
         let inputs = Self.randomInputs(3000, &random) + Self.greyRamp10() + Self.channelRamps10(&random)
         for size in [2, 17, 33] {
-            let identity = Self.identityLUT(size: size)
+            let identity = try Self.identityLUT(size: size)
             for method in [Interpolation.tetrahedral, .trilinear] {
                 let kernel = LUTKernel16(look: try Look(creativeLUT: identity, interpolation: method))
                 XCTAssertEqual(kernel.strategy, .perPixel)
@@ -169,7 +169,7 @@ final class LUTKernel16Tests: XCTestCase {
 
     // MARK: - Helpers
 
-    static func identityLUT(size: Int) -> CubeLUT {
+    static func identityLUT(size: Int) throws -> CubeLUT {
         var text = "LUT_3D_SIZE \(size)\n"
         for blue in 0..<size {
             for green in 0..<size {
@@ -179,7 +179,7 @@ final class LUTKernel16Tests: XCTestCase {
                 }
             }
         }
-        return try! CubeLUT.parse(data: Array(text.utf8), fileName: "identity.cube")
+        return try CubeLUT.parse(data: Array(text.utf8), fileName: "identity.cube")
     }
 
     /// Random 16-bit inputs, with the extremes mixed in.

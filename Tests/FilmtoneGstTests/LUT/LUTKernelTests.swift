@@ -29,7 +29,7 @@ final class LUTKernelTests: XCTestCase {
         }
     }
 
-    /// Every shared LUT (1D, 3D, 1D shaper + 3D, with DOMAIN and input ranges), every interpolation: a grid of
+    /// Every reference LUT (1D, 3D, 1D shaper + 3D, with DOMAIN and input ranges), every interpolation: a grid of
     /// inputs on one blue plane per case (planes vary from case to case), plus random pixels.
     func testSharedLUTsMatchTheReference() throws {
         let files = try SharedLUTs.allCubeFiles()
@@ -66,7 +66,7 @@ final class LUTKernelTests: XCTestCase {
     }
 
     /// Both slots: input LUT, then the creative LUT blended by intensity 0, 0.5 and 1, every interpolation. The
-    /// input LUT is the shared non-linear `Colour_Correct.cube` (size 4), the creative one the synthetic look.
+    /// input LUT is the reference non-linear `Colour_Correct.cube` (size 4), the creative one the synthetic look.
     func testBothSlotsBlendByIntensity() throws {
         var random = PixelRandom(seed: 4)
         let input = try SharedLUTs.load("colour-science/iridas_cube/Colour_Correct.cube")
@@ -253,8 +253,13 @@ final class LUTKernelTests: XCTestCase {
     // MARK: - Helpers
 
     /// A 33³ film-like look (saturation, split toning, S-curve, channel crosstalk: not separable, so
-    /// tetrahedral and trilinear differ), written as `.cube` text and parsed.
-    static let synthetic: CubeLUT = {
+    /// tetrahedral and trilinear differ), written as `.cube` text and parsed. Throws (fails the test using it) if
+    /// the parser under test refuses it, instead of trapping and ending every test.
+    static var synthetic: CubeLUT {
+        get throws { try syntheticParsed.get() }
+    }
+
+    private static let syntheticParsed = Result<CubeLUT, Error> {
         let size = 33
         var text = "TITLE \"synthetic\"\nLUT_3D_SIZE \(size)\n"
         for blue in 0..<size {
@@ -274,8 +279,8 @@ final class LUTKernelTests: XCTestCase {
                 }
             }
         }
-        return try! CubeLUT.parse(data: Array(text.utf8), fileName: "synthetic.cube")
-    }()
+        return try CubeLUT.parse(data: Array(text.utf8), fileName: "synthetic.cube")
+    }
 
     /// 0…255 in steps of `step`, plus 255.
     static func codes(step: Int) -> [Int] {

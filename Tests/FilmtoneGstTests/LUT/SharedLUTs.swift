@@ -4,16 +4,18 @@ import XCTest
 @testable import FilmtoneGst
 @testable import FilmtoneLooks
 
-/// The reference LUTs and vectors in `<packageRoot>/../shared/luts`, written by other projects. Their absence fails
-/// the test (never skips it): the conformance suite is only meaningful against them.
+/// The reference LUTs and vectors in `<packageRoot>/Tests/Resources/luts` (OpenColorIO's and colour-science's test
+/// files, BSD-3-Clause; see the README there), written by other projects and checked in, so the tests need nothing
+/// beside the repository. Their absence fails the test (never skips it): the conformance suite is only meaningful
+/// against them. (The name is from when they were read from a shared folder beside the repository.)
 enum SharedLUTs {
-    static let root: URL = TestEnvironment.packageRoot.appendingPathComponent("../shared/luts").standardizedFileURL
+    static let root: URL = TestEnvironment.packageRoot.appendingPathComponent("Tests/Resources/luts")
 
-    /// The path of a file under the shared folder, e.g. `ocio/iridas_3d.cube`.
+    /// The path of a reference file, e.g. `ocio/iridas_3d.cube`.
     static func path(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         let path = root.appendingPathComponent(relative).path
         guard FileManager.default.fileExists(atPath: path) else {
-            XCTFail("shared LUT file \(relative) missing under \(root.path)", file: file, line: line)
+            XCTFail("reference LUT file \(relative) missing under \(root.path)", file: file, line: line)
             throw CocoaError(.fileNoSuchFile)
         }
         return path
@@ -23,16 +25,19 @@ enum SharedLUTs {
         try CubeLUT.load(path: try path(relative, file: file, line: line))
     }
 
-    /// Every `.cube` file under the shared folder, as paths relative to it, sorted.
+    /// Every `.cube` file among the reference files, as paths relative to `root`, sorted.
     static func allCubeFiles(file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
-        guard let walker = FileManager.default.enumerator(atPath: root.path) else {
-            XCTFail("shared LUT folder missing: \(root.path)", file: file, line: line)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue,
+              let walker = FileManager.default.enumerator(atPath: root.path)
+        else {
+            XCTFail("reference LUT folder missing: \(root.path)", file: file, line: line)
             throw CocoaError(.fileNoSuchFile)
         }
         return walker.compactMap { $0 as? String }.filter { $0.hasSuffix(".cube") }.sorted()
     }
 
-    /// A CSV under the shared folder as records keyed by the header's column names; `#` lines and blank lines are
+    /// A reference CSV as records keyed by the header's column names; `#` lines and blank lines are
     /// skipped.
     static func csv(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws
         -> [[String: String]]

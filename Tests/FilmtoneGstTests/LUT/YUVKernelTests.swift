@@ -188,8 +188,15 @@ struct Frame420: Equatable {
         return out
     }
 
-    func maxDifference(_ other: Frame420) -> Int {
-        zip(planes.joined(), other.planes.joined()).map { abs(Int($0) - Int($1)) }.max() ?? 0
+    /// The largest difference between two frames' samples; frames of different sizes fail the test (and give
+    /// Int.max, so a bound on the result fails too).
+    func maxDifference(_ other: Frame420, file: StaticString = #filePath, line: UInt = #line) -> Int {
+        guard width == other.width, height == other.height, planes.map(\.count) == other.planes.map(\.count) else {
+            XCTFail("frames differ in size: \(width)×\(height) vs \(other.width)×\(other.height)", file: file,
+                    line: line)
+            return Int.max
+        }
+        return zip(planes.joined(), other.planes.joined()).map { abs(Int($0) - Int($1)) }.max() ?? 0
     }
 
     /// Lays the frame out as I420 or NV12 with padded rows (padding bytes 0xA5; I420's Cr plane 2 bytes wider

@@ -18,6 +18,10 @@ import Glibc
 /// - `/auth/FILE`: like `/media` but needs the header in `requiredHeader` (default `X-Token: secret`), else 401.
 /// - `/redirect/REST`: 302 with `Location: /REST`.
 /// - `/status/CODE/ANY`: answers status CODE with a small text body.
+/// - `/slow/FILE`: like `/media/` (same Range support), but throttled: the file's first `slowPace.fullSpeedBytes`
+///   bytes go out at full speed, every later byte at `slowPace.bytesPerSecond`, in slices of 1/20 s. A client can
+///   never get the rest sooner, however fast it is, so "still running" is true by construction; stop() ends a
+///   throttled transfer between two slices (within ~50 ms).
 /// - `/stall/FILE`: 200 headers (full `Content-Length`) and the first 4096 bytes, then silence until `stop()`
 ///   or until the client closes.
 /// - `/reset/FILE`: 200 headers (full `Content-Length`) and the first 4096 bytes, then a TCP RST.
@@ -70,6 +74,41 @@ final class HTTPTestServer: @unchecked Sendable {
     /// Forgets the requests recorded so far.
     func clearRequests() { core.clearRequests() }
 
+    /// Waits (at most `timeout` seconds) until a request for `path` has arrived, so a test can act while the
+    /// server is answering it rather than after a guessed sleep. Returns whether it arrived.
+    func waitForRequest(to path: String, timeout: TimeInterval) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !requests.contains(where: { $0.path == path }) {
+            guard Date() < deadline else { return false }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return true
+    }
+
+    /// Connections whose handler thread has not ended yet (0 once `stop()` has returned in time).
+    var openConnections: Int { core.openConnections }
+
+    /// How `/slow/` throttles a body.
+    struct Pace: Sendable, Equatable {
+        /// Bytes of the file (counted from offset 0, whatever the range asked for) sent at full speed: enough for
+        /// a container's header and its first frames.
+        var fullSpeedBytes: Int64
+        /// The rate of every byte after those.
+        var bytesPerSecond: Int64
+
+        /// Seconds a client needs at least to receive a whole file of `size` bytes from `/slow/`.
+        func minimumSeconds(forFileOfSize size: Int64) -> Double {
+            Double(max(0, size - fullSpeedBytes)) / Double(max(1, bytesPerSecond))
+        }
+    }
+
+    /// The pace of `/slow/` responses (default: 64 KiB at full speed, then 16 KiB/s). Read at the start of each
+    /// response, so set it before the request.
+    var slowPace: Pace {
+        get { core.slowPace }
+        set { core.slowPace = newValue }
+    }
+
     /// The header (name, value) that `/auth/` requires. The name is matched case-insensitively, the value exactly.
     var requiredHeader: (String, String) {
         get { core.requiredHeader }
@@ -100,6 +139,7 @@ private final class Core: @unchecked Sendable {
     private var liveThreads = 0
     private var recorded: [Request] = []
     private var authHeader: (String, String) = ("X-Token", "secret")
+    private var pace = HTTPTestServer.Pace(fullSpeedBytes: 64 * 1024, bytesPerSecond: 16 * 1024)
 
     /// How long each poll() sleeps before re-checking `stopped`. Keeps stop() latency well under 100 ms even if
     /// the shutdown() wake-up were somehow missed.
@@ -171,6 +211,25 @@ private final class Core: @unchecked Sendable {
             authHeader = newValue
             cond.unlock()
         }
+    }
+
+    var slowPace: HTTPTestServer.Pace {
+        get {
+            cond.lock()
+            defer { cond.unlock() }
+            return pace
+        }
+        set {
+            cond.lock()
+            pace = newValue
+            cond.unlock()
+        }
+    }
+
+    var openConnections: Int {
+        cond.lock()
+        defer { cond.unlock() }
+        return connections.count
     }
 
     func requestsSnapshot() -> [Request] {
@@ -305,7 +364,7 @@ private final class Core: @unchecked Sendable {
     }
 
     enum FileMode {
-        case media, norange, stall, reset
+        case media, slow, norange, stall, reset
     }
 
     private func handle(_ request: Request, keepAlive: Bool, conn: Connection) -> Outcome {
@@ -319,6 +378,9 @@ private final class Core: @unchecked Sendable {
 
         if let rest = after("/media/") {
             return serveFile(rest, mode: .media, request: request, keepAlive: keepAlive, conn: conn)
+        }
+        if let rest = after("/slow/") {
+            return serveFile(rest, mode: .slow, request: request, keepAlive: keepAlive, conn: conn)
         }
         if let rest = after("/norange/") {
             return serveFile(rest, mode: .norange, request: request, keepAlive: keepAlive, conn: conn)
@@ -400,14 +462,15 @@ private final class Core: @unchecked Sendable {
         let type = Core.contentType(for: file.pathExtension)
 
         switch mode {
-        case .media:
+        case .media, .slow:
+            let pace = mode == .slow ? slowPace : nil
             let accept = ("Accept-Ranges", "bytes")
             switch Core.parseRange(request.headers["range"], size: size) {
             case .none:
                 let headers = [("Content-Type", type), ("Content-Length", "\(size)"), accept]
                 guard conn.sendHead(status: 200, headers: headers, keepAlive: keepAlive) else { return .closeNow }
                 if isHead { return keepAlive ? .keepAlive : .close }
-                guard conn.sendFile(fileFD, from: 0, count: size) else { return .closeNow }
+                guard conn.sendFile(fileFD, from: 0, count: size, pace: pace) else { return .closeNow }
             case .unsatisfiable:
                 let headers = [("Content-Range", "bytes */\(size)"), ("Content-Length", "0"), accept]
                 guard conn.sendHead(status: 416, headers: headers, keepAlive: keepAlive) else { return .closeNow }
@@ -417,7 +480,7 @@ private final class Core: @unchecked Sendable {
                                ("Content-Range", "bytes \(start)-\(end)/\(size)"), accept]
                 guard conn.sendHead(status: 206, headers: headers, keepAlive: keepAlive) else { return .closeNow }
                 if isHead { return keepAlive ? .keepAlive : .close }
-                guard conn.sendFile(fileFD, from: start, count: length) else { return .closeNow }
+                guard conn.sendFile(fileFD, from: start, count: length, pace: pace) else { return .closeNow }
             }
             return keepAlive ? .keepAlive : .close
 
@@ -720,15 +783,33 @@ private final class Connection {
         return keepAlive ? .keepAlive : .close
     }
 
-    /// Streams `count` bytes of the file from `offset` in 64 KiB chunks (files may be ~100 MB).
-    func sendFile(_ fileFD: Int32, from offset: Int64, count: Int64) -> Bool {
+    /// Streams `count` bytes of the file from `offset` in 64 KiB chunks (files may be ~100 MB). With a `pace`,
+    /// bytes from `pace.fullSpeedBytes` on go out in slices of 1/20 s of the rate, each sent only once the
+    /// average since the first throttled slice stays at or under the rate (so the pace does not drift).
+    func sendFile(_ fileFD: Int32, from offset: Int64, count: Int64, pace: HTTPTestServer.Pace? = nil) -> Bool {
         let chunkSize = 64 * 1024
         let chunk = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { chunk.deallocate() }
         var position = offset
         var remaining = count
+        var throttledStart: ContinuousClock.Instant? = nil
+        var throttledSent: Int64 = 0
         while remaining > 0 {
-            let want = Int(min(Int64(chunkSize), remaining))
+            var want = Int(min(Int64(chunkSize), remaining))
+            if let pace, position + Int64(want) > pace.fullSpeedBytes {
+                if position < pace.fullSpeedBytes {
+                    want = Int(pace.fullSpeedBytes - position)  // the rest of the full-speed part, then the pace
+                } else {
+                    let rate = max(1, pace.bytesPerSecond)
+                    want = Int(min(Int64(want), max(1, rate / 20)))
+                    let start = throttledStart ?? ContinuousClock.now
+                    throttledStart = start
+                    throttledSent += Int64(want)
+                    // Due when the bytes sent so far, this slice included, average exactly the rate.
+                    let due = start + .nanoseconds(throttledSent * 1_000_000_000 / rate)
+                    guard sleep(until: due) else { return false }
+                }
+            }
             let got = pread(fileFD, chunk, want, off_t(position))
             if got < 0 && errno == EINTR { continue }
             if got <= 0 { return false }  // read error or file shrank: abandon the connection
@@ -737,6 +818,18 @@ private final class Connection {
             remaining -= Int64(got)
         }
         return true
+    }
+
+    /// Sleeps until `instant` in slices of at most `Core.pollMillis`, so that stop() is seen between them.
+    /// Returns false if the server was stopped.
+    private func sleep(until instant: ContinuousClock.Instant) -> Bool {
+        while !core.isStopped {
+            let left = instant - ContinuousClock.now
+            if left <= .zero { return true }
+            let micros = min(left, .milliseconds(Int(Core.pollMillis))) / .microseconds(1)
+            usleep(useconds_t(max(1, micros)))
+        }
+        return false
     }
 
     // MARK: Ending

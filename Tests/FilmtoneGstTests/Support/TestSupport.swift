@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 
 /// Where `make test` put the generated fixtures and the built CLI. Running `swift test` alone works too once
@@ -73,29 +74,38 @@ enum Run {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        // Drain both pipes while it runs, so a chatty child never blocks on a full pipe.
-        var outData = Data()
-        var errData = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
-        let finished = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async { process.waitUntilExit(); finished.signal() }
-        if finished.wait(timeout: .now() + timeout) == .timedOut {
+        let name = "\(executable.lastPathComponent) \(arguments)"
+        // Drain both pipes while it runs, so a chatty child never blocks on a full pipe.
+        let outData = PipeReader(out)
+        let errData = PipeReader(err)
+        var timedOut = false
+        if exited.wait(timeout: .now() + timeout) == .timedOut {
+            timedOut = true
             process.terminate()
             kill(process.processIdentifier, SIGKILL)
-            _ = finished.wait(timeout: .now() + 5)
-            group.wait()
-            XCTFail("\(executable.lastPathComponent) \(arguments) did not finish within \(timeout) s")
-            return ProcessResult(status: -1, stdout: String(decoding: outData, as: UTF8.self),
-                                 stderr: String(decoding: errData, as: UTF8.self))
+            if exited.wait(timeout: .now() + 5) == .timedOut { XCTFail("\(name) outlived SIGKILL by 5 s") }
         }
-        group.wait()
-        return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                             stderr: String(decoding: errData, as: UTF8.self))
+        // The pipes end when their last writer closes them: normally the process itself, but a child it left
+        // behind (a killed shell's command, say) may keep them open. Give up then rather than hang the suite.
+        let drainDeadline = DispatchTime.now() + 10
+        if !outData.waitForEnd(until: drainDeadline) || !errData.waitForEnd(until: drainDeadline) {
+            XCTFail("\(name): its output was still open 10 s after it ended (a child process kept it?)")
+        }
+        let stdout = String(decoding: outData.data, as: UTF8.self)
+        let stderr = String(decoding: errData.data, as: UTF8.self)
+        if timedOut {
+            XCTFail("\(name) did not finish within \(timeout) s")
+            return ProcessResult(status: -1, stdout: stdout, stderr: stderr)
+        }
+        // `terminationStatus` traps while `isRunning` is still true, so read it only once that is false.
+        guard process.waitForExit(timeout: 5) else {
+            XCTFail("\(name) still counts as running after its termination handler ran")
+            return ProcessResult(status: -1, stdout: stdout, stderr: stderr)
+        }
+        return ProcessResult(status: process.terminationStatus, stdout: stdout, stderr: stderr)
     }
 
     /// Runs the built `ftgst` binary.
@@ -111,6 +121,43 @@ enum Run {
     }
 }
 
+/// Reads a pipe to its end on a thread of its own, keeping what arrived so far, for `Run.process`.
+private final class PipeReader: Sendable {
+    private let collected = Mutex(Data())
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(_ pipe: Pipe) {
+        let handle = pipe.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while true {
+                let chunk = handle.availableData  // blocks until data or the end; empty at the end
+                if chunk.isEmpty { break }
+                collected.withLock { $0.append(chunk) }
+            }
+            ended.signal()
+        }
+    }
+
+    /// Waits for the end of the pipe until `deadline` (once); false if it had not ended by then.
+    func waitForEnd(until deadline: DispatchTime) -> Bool {
+        ended.wait(timeout: deadline) == .success
+    }
+
+    /// The bytes read so far.
+    var data: Data { collected.withLock { $0 } }
+}
+
+extension Process {
+    /// Waits at most `timeout` seconds for the process to end (`waitUntilExit()` has no deadline). Returns whether
+    /// it ended.
+    @discardableResult
+    func waitForExit(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while isRunning && Date() < deadline { usleep(5_000) }
+        return !isRunning
+    }
+}
+
 /// Pixels for comparisons, decoded by ffmpeg (an independent decoder) into packed RGB.
 struct DecodedImage {
     var width: Int
@@ -123,10 +170,11 @@ struct DecodedImage {
                                              "stream=width,height", "-of", "csv=p=0", path])
         let parts = probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
         guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]) else {
+            XCTFail("ffprobe gave no size for \(path): \(probe.stdout) \(probe.stderr)")
             throw CocoaError(.coderReadCorrupt)
         }
         // Stored pixels: ffmpeg would otherwise apply a JPEG's EXIF orientation while ffprobe reports the stored size.
-        return try DecodedImage(width: width, height: height, rgb: rawFrame(["-noautorotate", "-i", path]))
+        return try checked(width: width, height: height, rgb: rawFrame(["-noautorotate", "-i", path]), path)
     }
 
     /// Frame number `index` of `video` (counted from 0 by ffmpeg's `select`, so no seek semantics are involved),
@@ -137,11 +185,24 @@ struct DecodedImage {
         let rgb = try rawFrame(["-i", video, "-vf",
                                 "select=eq(n\\,\(index)),format=rgb24,scale=\(width):\(height):flags=\(scaler)",
                                 "-vsync", "0"])
+        return try checked(width: width, height: height, rgb: rgb, "\(video) frame \(index)")
+    }
+
+    /// The image, if ffmpeg gave exactly `width`×`height` RGB pixels (the pixel loops below index by the size).
+    private static func checked(width: Int, height: Int, rgb: [UInt8], _ what: String) throws -> DecodedImage {
+        guard rgb.count == width * height * 3 else {
+            XCTFail("\(what): ffmpeg gave \(rgb.count) bytes for \(width)×\(height) RGB")
+            throw CocoaError(.coderReadCorrupt)
+        }
         return DecodedImage(width: width, height: height, rgb: rgb)
     }
 
     /// This image turned 90° clockwise.
     func rotatedClockwise() -> DecodedImage {
+        guard rgb.count == width * height * 3 else {
+            XCTFail("\(rgb.count) bytes are not \(width)×\(height) RGB")
+            return DecodedImage(width: height, height: width, rgb: [])
+        }
         var out = [UInt8](repeating: 0, count: rgb.count)
         for y in 0..<height {
             for x in 0..<width {
@@ -167,9 +228,14 @@ struct DecodedImage {
         return [UInt8](data)
     }
 
-    /// Mean absolute difference per channel value (0…255) between two images of the same size.
-    func meanDifference(_ other: DecodedImage) -> Double {
-        precondition(width == other.width && height == other.height && rgb.count == other.rgb.count)
+    /// Mean absolute difference per channel value (0…255) between two images of the same size. Images of
+    /// different sizes fail the test and give NaN, which fails every comparison made with it.
+    func meanDifference(_ other: DecodedImage, file: StaticString = #filePath, line: UInt = #line) -> Double {
+        guard width == other.width, height == other.height, rgb.count == other.rgb.count, !rgb.isEmpty else {
+            XCTFail("images differ in size: \(width)×\(height) (\(rgb.count) values) vs \(other.width)×\(other.height) "
+                    + "(\(other.rgb.count) values)", file: file, line: line)
+            return .nan
+        }
         var total = 0
         for i in 0..<rgb.count { total += abs(Int(rgb[i]) - Int(other.rgb[i])) }
         return Double(total) / Double(rgb.count)
