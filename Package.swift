@@ -59,12 +59,39 @@ let package = Package(
             name: "ftgst-bench", dependencies: ["FilmtoneGst", "FilmtoneLooks"],
             swiftSettings: [.swiftLanguageMode(.v5)]  // until its parallel loops are checked
         ),
+        // Tests mirror the sources. Helpers every test target shares: the fixtures' and the binary's paths, running
+        // processes with a deadline, ffmpeg-decoded reference images, the local HTTP server.
+        .target(
+            name: "FilmtoneTestSupport", dependencies: ["FilmtoneLooks"], path: "Tests/Support",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .testTarget(name: "FilmtoneCoreTests", dependencies: ["FilmtoneCore", "FilmtoneTestSupport"]),
+        // The looks need no GStreamer: .cube files, the reference look, the kernels.
+        .testTarget(
+            name: "FilmtoneLooksTests", dependencies: ["FilmtoneLooks", "FilmtoneCore", "FilmtoneTestSupport"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // ftlut in process (appsrc/appsink around it) and the loadable plugin under gst-launch-1.0.
+        .testTarget(
+            name: "FilmtoneElementsTests",
+            dependencies: [
+                "FilmtoneElements", "FilmtoneLooks", "FilmtoneCore", "FilmtoneTestSupport",
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // The features in process: pure recipes and plans, and drivers on generated media.
         .testTarget(
             name: "FilmtoneGstTests",
             dependencies: [
                 "FilmtoneGst", "FilmtoneCore", "FilmtoneLooks", "GstKit", "FilmtoneElements", "ImageCodecs", "CGst",
+                "FilmtoneTestSupport",
             ],
-            swiftSettings: [.swiftLanguageMode(.v5)]  // until the tests are split and checked
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // The built ftgst binary end to end (FTGST_BIN); the looks module only computes expected pixels.
+        .testTarget(
+            name: "ftgstCLITests", dependencies: ["FilmtoneTestSupport", "FilmtoneLooks"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,4 @@
+import FilmtoneTestSupport
 import XCTest
 @testable import FilmtoneGst
 @testable import FilmtoneCore

@@ -1,6 +1,7 @@
 // 10 bits end to end: a smooth 10-bit luma ramp through export presets, judged on the decoded Y plane
 // (ffmpeg decodes; the source's own decoded row is the reference, so the fixture's rounding is not in question).
 
+import FilmtoneTestSupport
 import Foundation
 import XCTest
 @testable import FilmtoneGst

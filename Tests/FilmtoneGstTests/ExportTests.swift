@@ -1,5 +1,6 @@
 // Unit tests of the export's pure parts (presets, the plan, quoting) and of the library API in process.
 
+import FilmtoneTestSupport
 import Foundation
 import XCTest
 @testable import FilmtoneGst

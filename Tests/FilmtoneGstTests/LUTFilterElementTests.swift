@@ -1,7 +1,8 @@
+import FilmtoneTestSupport
 import CGst
 import XCTest
-@testable import FilmtoneGst
 @testable import FilmtoneCore
+@testable import FilmtoneGst
 @testable import FilmtoneElements
 @testable import FilmtoneLooks
 @testable import GstKit
@@ -15,8 +16,8 @@ final class LUTFilterElementTests: XCTestCase {
         try FilmtonePlugin.ensureRegistered()
     }
 
-    static let look = SharedLUTs.root.appendingPathComponent("colour-science/iridas_cube/Colour_Correct.cube").path
-    static let gains = SharedLUTs.root.appendingPathComponent("colour-science/iridas_cube/RGB_1_0.5_0.25.cube").path
+    static let look = SharedLUTs.look
+    static let gains = SharedLUTs.gains
 
     /// Runs `videotestsrc ! caps ! [filter] ! appsink` to preroll and returns the frame's packed bytes.
     private func frame(format: String, filter: String?, width: Int = 64, height: Int = 48) throws -> [UInt8] {

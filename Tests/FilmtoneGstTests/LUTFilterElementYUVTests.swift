@@ -1,7 +1,8 @@
+import FilmtoneTestSupport
 import CGst
 import XCTest
-@testable import FilmtoneGst
 @testable import FilmtoneCore
+@testable import FilmtoneGst
 @testable import FilmtoneElements
 @testable import FilmtoneLooks
 @testable import GstKit
@@ -16,7 +17,7 @@ final class LUTFilterElementYUVTests: XCTestCase {
         try FilmtonePlugin.ensureRegistered()
     }
 
-    static let look = LUTFilterElementTests.look
+    static let look = SharedLUTs.look
 
     /// Prerolls `description` (which ends in `appsink name=sink`) and returns its frame as compact planes, with the
     /// colorimetry the caps carried.

@@ -1,5 +1,5 @@
+import FilmtoneTestSupport
 import XCTest
-@testable import FilmtoneGst
 @testable import FilmtoneLooks
 
 /// The loadable plugin (libgstfilmtone.so, built by `make build`) in plain GStreamer tools, outside ftgst.
@@ -29,7 +29,7 @@ final class PluginTests: XCTestCase {
     }
 
     func testGstLaunchAppliesTheSameLookAsFtgst() throws {
-        let look = LUTFilterElementTests.look
+        let look = SharedLUTs.look
         let folder = try TestEnvironment.temporaryDirectory(self)
         // The issue's launch line runs as is.
         let plain = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=30", "!", "ftlut", "creative-lut=\(look)",
@@ -57,7 +57,7 @@ final class PluginTests: XCTestCase {
     }
 
     func testGstLaunchRunsSixteenBitRGBThroughTheLook() throws {
-        let (look, gains) = (LUTFilterElementTests.look, LUTFilterElementTests.gains)
+        let (look, gains) = (SharedLUTs.look, SharedLUTs.gains)
         // The launch line of the issue, on small frames (the tests' plugin is a debug build).
         let plain = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=5", "!",
                                                "video/x-raw,format=RGBA64_LE,width=160,height=120", "!", "ftlut", "creative-lut=\(look)", "!", "videoconvert", "!", "fakesink"])
@@ -91,7 +91,7 @@ final class PluginTests: XCTestCase {
     }
 
     func testGstLaunchAppliesTheLookToI420InPlace() throws {
-        let look = LUTFilterElementTests.look
+        let look = SharedLUTs.look
         let raw = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("frame.i420").path
         // 64×48 I420: rows unpadded (Y 64 bytes, U and V 32), so the file is three compact planes.
         let caps = "video/x-raw,format=I420,width=64,height=48"

@@ -8,22 +8,22 @@ import XCTest
 /// rendering starts within a second or two, and the probe sees the whole index), every later byte at a rate that
 /// makes the whole clip take `minimumSeconds` (≥ 180 s) to arrive. No encoder, however fast, can finish earlier, and
 /// a slow or loaded machine only makes it later; the tests' own deadlines are all far below `minimumSeconds`.
-struct SlowRemoteClip {
+package struct SlowRemoteClip {
     /// Frames in the clip (`pipelines/fixtures/long-faststart.mp4.gst`).
-    static let frames = 600
+    package static let frames = 600
     /// Bytes sent at full speed: the 8 KB moov plus the first ~50 frames.
-    static let fullSpeedBytes: Int64 = 64 * 1024
+    package static let fullSpeedBytes: Int64 = 64 * 1024
     /// The least time the whole clip can take to arrive.
-    static let targetSeconds: Int64 = 180
+    package static let targetSeconds: Int64 = 180
 
-    let server: HTTPTestServer
+    package let server: HTTPTestServer
     /// The clip's `/slow/` URL.
-    let url: String
+    package let url: String
     /// Seconds a client needs at least to receive the whole clip.
-    let minimumSeconds: Double
+    package let minimumSeconds: Double
 
     /// Serves a copy of the fixture; the server stops when the test ends.
-    init(_ testCase: XCTestCase, file: StaticString = #filePath, line: UInt = #line) throws {
+    package init(_ testCase: XCTestCase, file: StaticString = #filePath, line: UInt = #line) throws {
         let root = try TestEnvironment.temporaryDirectory(testCase)
         let name = "long-faststart.mp4"
         try FileManager.default.copyItem(atPath: try TestEnvironment.fixture(name, file: file, line: line),

@@ -4,25 +4,25 @@ import XCTest
 
 /// Where `make test` put the generated fixtures and the built CLI. Running `swift test` alone works too once
 /// `make fixtures` and `swift build` have run: the defaults point into `.build`.
-enum TestEnvironment {
-    static let packageRoot: URL = {
-        // Tests/FilmtoneGstTests/Support/TestSupport.swift → package root.
+package enum TestEnvironment {
+    package static let packageRoot: URL = {
+        // Tests/Support/TestSupport.swift → package root.
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
     }()
 
-    static let fixtures: URL = {
+    package static let fixtures: URL = {
         if let path = ProcessInfo.processInfo.environment["FTGST_FIXTURES"] { return URL(fileURLWithPath: path) }
         return packageRoot.appendingPathComponent(".build/fixtures")
     }()
 
-    static let binary: URL = {
+    package static let binary: URL = {
         if let path = ProcessInfo.processInfo.environment["FTGST_BIN"] { return URL(fileURLWithPath: path) }
         return packageRoot.appendingPathComponent(".build/debug/ftgst")
     }()
 
     /// A fixture's path; fails the test (never skips) when it was not generated.
-    static func fixture(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    package static func fixture(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         let path = fixtures.appendingPathComponent(name).path
         guard FileManager.default.fileExists(atPath: path) else {
             XCTFail("fixture \(name) missing: run `make fixtures` (scripts/fixtures \(fixtures.path))",
@@ -33,7 +33,7 @@ enum TestEnvironment {
     }
 
     /// A fresh empty folder, removed when the test ends.
-    static func temporaryDirectory(_ testCase: XCTestCase) throws -> URL {
+    package static func temporaryDirectory(_ testCase: XCTestCase) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("ftgst-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         testCase.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
@@ -42,13 +42,19 @@ enum TestEnvironment {
 }
 
 /// The outcome of a finished process.
-struct ProcessResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
+package struct ProcessResult {
+    package var status: Int32
+    package var stdout: String
+    package var stderr: String
+
+    package init(status: Int32, stdout: String, stderr: String) {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+    }
 
     /// The stdout parsed as one JSON object.
-    func json(file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+    package func json(file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
         let data = Data(stdout.utf8)
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             XCTFail("stdout is not a JSON object: \(stdout)", file: file, line: line)
@@ -58,9 +64,9 @@ struct ProcessResult {
     }
 }
 
-enum Run {
+package enum Run {
     /// Runs `executable` with `arguments`, killing it if it outlives `timeout` seconds (every wait has a deadline).
-    static func process(_ executable: URL, _ arguments: [String], environment: [String: String] = [:],
+    package static func process(_ executable: URL, _ arguments: [String], environment: [String: String] = [:],
                         timeout: TimeInterval = 60) throws -> ProcessResult
     {
         let process = Process()
@@ -109,14 +115,14 @@ enum Run {
     }
 
     /// Runs the built `ftgst` binary.
-    static func ftgst(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) throws
+    package static func ftgst(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) throws
         -> ProcessResult
     {
         try process(TestEnvironment.binary, arguments, environment: environment, timeout: timeout)
     }
 
     /// Runs a tool from PATH (ffmpeg, ffprobe, gst-launch-1.0).
-    static func tool(_ name: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ProcessResult {
+    package static func tool(_ name: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ProcessResult {
         try process(URL(fileURLWithPath: "/usr/bin/env"), [name] + arguments, timeout: timeout)
     }
 }
@@ -126,7 +132,7 @@ private final class PipeReader: Sendable {
     private let collected = Mutex(Data())
     private let ended = DispatchSemaphore(value: 0)
 
-    init(_ pipe: Pipe) {
+    package init(_ pipe: Pipe) {
         let handle = pipe.fileHandleForReading
         Thread.detachNewThread { [self] in
             while true {
@@ -139,19 +145,19 @@ private final class PipeReader: Sendable {
     }
 
     /// Waits for the end of the pipe until `deadline` (once); false if it had not ended by then.
-    func waitForEnd(until deadline: DispatchTime) -> Bool {
+    package func waitForEnd(until deadline: DispatchTime) -> Bool {
         ended.wait(timeout: deadline) == .success
     }
 
     /// The bytes read so far.
-    var data: Data { collected.withLock { $0 } }
+    package var data: Data { collected.withLock { $0 } }
 }
 
 extension Process {
     /// Waits at most `timeout` seconds for the process to end (`waitUntilExit()` has no deadline). Returns whether
     /// it ended.
     @discardableResult
-    func waitForExit(timeout: TimeInterval) -> Bool {
+    package func waitForExit(timeout: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while isRunning && Date() < deadline { usleep(5_000) }
         return !isRunning
@@ -159,13 +165,19 @@ extension Process {
 }
 
 /// Pixels for comparisons, decoded by ffmpeg (an independent decoder) into packed RGB.
-struct DecodedImage {
-    var width: Int
-    var height: Int
-    var rgb: [UInt8]
+package struct DecodedImage {
+    package var width: Int
+    package var height: Int
+    package var rgb: [UInt8]
+
+    package init(width: Int, height: Int, rgb: [UInt8]) {
+        self.width = width
+        self.height = height
+        self.rgb = rgb
+    }
 
     /// Decodes an image file (JPEG/PNG) with ffmpeg. The size is read with ffprobe first.
-    static func read(_ path: String) throws -> DecodedImage {
+    package static func read(_ path: String) throws -> DecodedImage {
         let probe = try Run.tool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
                                              "stream=width,height", "-of", "csv=p=0", path])
         let parts = probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
@@ -179,7 +191,7 @@ struct DecodedImage {
 
     /// Frame number `index` of `video` (counted from 0 by ffmpeg's `select`, so no seek semantics are involved),
     /// decoded to RGB at `width`×`height`, with ffmpeg's autorotation.
-    static func frame(of video: String, index: Int, width: Int, height: Int, scaler: String = "bilinear") throws
+    package static func frame(of video: String, index: Int, width: Int, height: Int, scaler: String = "bilinear") throws
         -> DecodedImage
     {
         let rgb = try rawFrame(["-i", video, "-vf",
@@ -198,7 +210,7 @@ struct DecodedImage {
     }
 
     /// This image turned 90° clockwise.
-    func rotatedClockwise() -> DecodedImage {
+    package func rotatedClockwise() -> DecodedImage {
         guard rgb.count == width * height * 3 else {
             XCTFail("\(rgb.count) bytes are not \(width)×\(height) RGB")
             return DecodedImage(width: height, height: width, rgb: [])
@@ -230,7 +242,7 @@ struct DecodedImage {
 
     /// Mean absolute difference per channel value (0…255) between two images of the same size. Images of
     /// different sizes fail the test and give NaN, which fails every comparison made with it.
-    func meanDifference(_ other: DecodedImage, file: StaticString = #filePath, line: UInt = #line) -> Double {
+    package func meanDifference(_ other: DecodedImage, file: StaticString = #filePath, line: UInt = #line) -> Double {
         guard width == other.width, height == other.height, rgb.count == other.rgb.count, !rgb.isEmpty else {
             XCTFail("images differ in size: \(width)×\(height) (\(rgb.count) values) vs \(other.width)×\(other.height) "
                     + "(\(other.rgb.count) values)", file: file, line: line)
@@ -243,7 +255,7 @@ struct DecodedImage {
 }
 
 /// Asserts a failed CLI run: nothing on stdout, exactly one `[CODE] …` line on stderr, and the code's status.
-func assertFailure(_ result: ProcessResult, code: String, status: Int32, file: StaticString = #filePath,
+package func assertFailure(_ result: ProcessResult, code: String, status: Int32, file: StaticString = #filePath,
                    line: UInt = #line)
 {
     XCTAssertEqual(result.stdout, "", "stdout must be empty on failure", file: file, line: line)
@@ -252,4 +264,32 @@ func assertFailure(_ result: ProcessResult, code: String, status: Int32, file: S
     XCTAssertTrue(result.stderr.hasPrefix("[\(code)] "), "expected [\(code)], got: \(result.stderr)",
                   file: file, line: line)
     XCTAssertEqual(result.status, status, "exit status for \(code); stderr: \(result.stderr)", file: file, line: line)
+}
+
+/// SplitMix64: a tiny deterministic generator, so the junk is the same on every run.
+package struct SplitMix {
+    private var state: UInt64
+    package init(seed: UInt64) { state = seed }
+    package mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Deterministic junk bytes (xorshift*), the same on every run.
+package enum TestBytes {
+    package static func pseudoRandom(count: Int, seed: UInt64) -> [UInt8] {
+        var state = seed &+ 0x9e37_79b9_7f4a_7c15
+        var out = [UInt8](repeating: 0, count: count)
+        for i in 0..<count {
+            state ^= state >> 12
+            state ^= state << 25
+            state ^= state >> 27
+            out[i] = UInt8(truncatingIfNeeded: (state &* 0x2545_f491_4f6c_dd1d) >> 56)
+        }
+        return out
+    }
 }

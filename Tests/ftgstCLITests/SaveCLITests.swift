@@ -1,3 +1,4 @@
+import FilmtoneTestSupport
 import Foundation
 import Synchronization
 import XCTest
@@ -46,7 +47,7 @@ final class SaveCLITests: XCTestCase {
         // Each copy is its own source's content.
         for seed in 1...3 {
             XCTAssertEqual(FileManager.default.contents(atPath: paths[seed - 1]),
-                           Data(SHA256Tests.bytes(count: 1000, seed: UInt64(seed))))
+                           Data(TestBytes.pseudoRandom(count: 1000, seed: UInt64(seed))))
         }
         try assertNoTemporaries(library)
     }
@@ -242,7 +243,7 @@ final class SaveCLITests: XCTestCase {
         let directory = folder.appendingPathComponent(subfolder)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let url = directory.appendingPathComponent(name)
-        try Data(SHA256Tests.bytes(count: count, seed: seed)).write(to: url)
+        try Data(TestBytes.pseudoRandom(count: count, seed: seed)).write(to: url)
         return url
     }
 

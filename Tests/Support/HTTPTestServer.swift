@@ -30,20 +30,20 @@ import Glibc
 ///
 /// Connections are persistent (keep-alive) unless the client asks for `Connection: close` or speaks HTTP/1.0
 /// without `Connection: keep-alive`. Each connection is served on its own thread.
-final class HTTPTestServer: @unchecked Sendable {
+package final class HTTPTestServer: @unchecked Sendable {
     /// One request as the server parsed it.
-    struct Request: Sendable {
+    package struct Request: Sendable {
         /// The request method, e.g. "GET" or "HEAD".
-        let method: String
+        package let method: String
         /// The request target exactly as sent (path plus any query string), e.g. "/media/clip.mp4".
-        let path: String
+        package let path: String
         /// Request headers with lowercased names; repeated headers are joined with ", ".
-        let headers: [String: String]
+        package let headers: [String: String]
     }
 
     /// Failure to set up the listening socket.
-    struct SocketError: Error, CustomStringConvertible {
-        let description: String
+    package struct SocketError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     // All state and all threads live in `Core`. The threads retain the core, not this object, so dropping the
@@ -51,7 +51,7 @@ final class HTTPTestServer: @unchecked Sendable {
     private let core: Core
 
     /// Starts serving files below `root` on 127.0.0.1 with a kernel-chosen port.
-    init(root: URL) throws {
+    package init(root: URL) throws {
         core = try Core(root: root)
         core.start()
     }
@@ -61,22 +61,22 @@ final class HTTPTestServer: @unchecked Sendable {
     }
 
     /// The TCP port the server listens on (on 127.0.0.1).
-    var port: Int { core.port }
+    package var port: Int { core.port }
 
     /// "http://127.0.0.1:PORT" followed by `path` (which should begin with "/").
-    func url(_ path: String) -> String {
+    package func url(_ path: String) -> String {
         "http://127.0.0.1:\(core.port)\(path)"
     }
 
     /// A snapshot of every request received so far, in arrival order (thread-safe).
-    var requests: [Request] { core.requestsSnapshot() }
+    package var requests: [Request] { core.requestsSnapshot() }
 
     /// Forgets the requests recorded so far.
-    func clearRequests() { core.clearRequests() }
+    package func clearRequests() { core.clearRequests() }
 
     /// Waits (at most `timeout` seconds) until a request for `path` has arrived, so a test can act while the
     /// server is answering it rather than after a guessed sleep. Returns whether it arrived.
-    func waitForRequest(to path: String, timeout: TimeInterval) async -> Bool {
+    package func waitForRequest(to path: String, timeout: TimeInterval) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while !requests.contains(where: { $0.path == path }) {
             guard Date() < deadline else { return false }
@@ -86,38 +86,43 @@ final class HTTPTestServer: @unchecked Sendable {
     }
 
     /// Connections whose handler thread has not ended yet (0 once `stop()` has returned in time).
-    var openConnections: Int { core.openConnections }
+    package var openConnections: Int { core.openConnections }
 
     /// How `/slow/` throttles a body.
-    struct Pace: Sendable, Equatable {
+    package struct Pace: Sendable, Equatable {
         /// Bytes of the file (counted from offset 0, whatever the range asked for) sent at full speed: enough for
         /// a container's header and its first frames.
-        var fullSpeedBytes: Int64
+        package var fullSpeedBytes: Int64
         /// The rate of every byte after those.
-        var bytesPerSecond: Int64
+        package var bytesPerSecond: Int64
+
+        package init(fullSpeedBytes: Int64, bytesPerSecond: Int64) {
+            self.fullSpeedBytes = fullSpeedBytes
+            self.bytesPerSecond = bytesPerSecond
+        }
 
         /// Seconds a client needs at least to receive a whole file of `size` bytes from `/slow/`.
-        func minimumSeconds(forFileOfSize size: Int64) -> Double {
+        package func minimumSeconds(forFileOfSize size: Int64) -> Double {
             Double(max(0, size - fullSpeedBytes)) / Double(max(1, bytesPerSecond))
         }
     }
 
     /// The pace of `/slow/` responses (default: 64 KiB at full speed, then 16 KiB/s). Read at the start of each
     /// response, so set it before the request.
-    var slowPace: Pace {
+    package var slowPace: Pace {
         get { core.slowPace }
         set { core.slowPace = newValue }
     }
 
     /// The header (name, value) that `/auth/` requires. The name is matched case-insensitively, the value exactly.
-    var requiredHeader: (String, String) {
+    package var requiredHeader: (String, String) {
         get { core.requiredHeader }
         set { core.requiredHeader = newValue }
     }
 
     /// Closes the listening socket and every open connection and waits (up to 2 s, normally a few ms) for all
     /// server threads to end. Safe to call more than once.
-    func stop() {
+    package func stop() {
         core.stop()
     }
 }
@@ -125,10 +130,10 @@ final class HTTPTestServer: @unchecked Sendable {
 // MARK: - Core
 
 private final class Core: @unchecked Sendable {
-    typealias Request = HTTPTestServer.Request
+    package typealias Request = HTTPTestServer.Request
 
-    let root: URL
-    let port: Int
+    package let root: URL
+    package let port: Int
 
     /// Guards everything below. NSCondition is an NSLock plus a condition; `stop()` waits on it for the thread
     /// count to reach zero.
@@ -143,9 +148,9 @@ private final class Core: @unchecked Sendable {
 
     /// How long each poll() sleeps before re-checking `stopped`. Keeps stop() latency well under 100 ms even if
     /// the shutdown() wake-up were somehow missed.
-    static let pollMillis: Int32 = 50
+    package static let pollMillis: Int32 = 50
 
-    init(root: URL) throws {
+    package init(root: URL) throws {
         self.root = root.standardizedFileURL.resolvingSymlinksInPath()
 
         // Non-blocking so that accept() after a spurious poll() wake-up never blocks the accept thread.
@@ -194,13 +199,13 @@ private final class Core: @unchecked Sendable {
 
     // MARK: State access
 
-    var isStopped: Bool {
+    package var isStopped: Bool {
         cond.lock()
         defer { cond.unlock() }
         return stopped
     }
 
-    var requiredHeader: (String, String) {
+    package var requiredHeader: (String, String) {
         get {
             cond.lock()
             defer { cond.unlock() }
@@ -213,7 +218,7 @@ private final class Core: @unchecked Sendable {
         }
     }
 
-    var slowPace: HTTPTestServer.Pace {
+    package var slowPace: HTTPTestServer.Pace {
         get {
             cond.lock()
             defer { cond.unlock() }
@@ -226,19 +231,19 @@ private final class Core: @unchecked Sendable {
         }
     }
 
-    var openConnections: Int {
+    package var openConnections: Int {
         cond.lock()
         defer { cond.unlock() }
         return connections.count
     }
 
-    func requestsSnapshot() -> [Request] {
+    package func requestsSnapshot() -> [Request] {
         cond.lock()
         defer { cond.unlock() }
         return recorded
     }
 
-    func clearRequests() {
+    package func clearRequests() {
         cond.lock()
         recorded.removeAll()
         cond.unlock()
@@ -252,7 +257,7 @@ private final class Core: @unchecked Sendable {
 
     // MARK: Lifecycle
 
-    func start() {
+    package func start() {
         cond.lock()
         liveThreads += 1
         cond.unlock()
@@ -261,7 +266,7 @@ private final class Core: @unchecked Sendable {
         thread.start()
     }
 
-    func stop() {
+    package func stop() {
         cond.lock()
         if !stopped {
             stopped = true
@@ -354,7 +359,7 @@ private final class Core: @unchecked Sendable {
 
     // MARK: Routing
 
-    enum Outcome {
+    package enum Outcome {
         /// Response complete; read the next request on this connection.
         case keepAlive
         /// Response complete; close politely (FIN, then drain what the client still sends).
@@ -363,7 +368,7 @@ private final class Core: @unchecked Sendable {
         case closeNow
     }
 
-    enum FileMode {
+    package enum FileMode {
         case media, slow, norange, stall, reset
     }
 
@@ -509,7 +514,7 @@ private final class Core: @unchecked Sendable {
 
     // MARK: Helpers
 
-    enum RangeResult: Equatable {
+    package enum RangeResult: Equatable {
         case none
         case unsatisfiable
         case range(Int64, Int64)
@@ -517,7 +522,7 @@ private final class Core: @unchecked Sendable {
 
     /// Parses a single `bytes=` range. Syntactically invalid or multi-range headers yield `.none`, which means
     /// "serve the full 200 body" (RFC 9110 §14.2 allows a server to ignore Range).
-    static func parseRange(_ header: String?, size: Int64) -> RangeResult {
+    package static func parseRange(_ header: String?, size: Int64) -> RangeResult {
         guard let header else { return .none }
         let value = header.trimmingCharacters(in: .whitespaces).lowercased()
         guard value.hasPrefix("bytes=") else { return .none }
@@ -547,7 +552,7 @@ private final class Core: @unchecked Sendable {
         return Int64(text) ?? Int64.max
     }
 
-    static func contentType(for ext: String) -> String {
+    package static func contentType(for ext: String) -> String {
         switch ext.lowercased() {
         case "mp4": return "video/mp4"
         case "jpg", "jpeg": return "image/jpeg"
@@ -557,7 +562,7 @@ private final class Core: @unchecked Sendable {
         }
     }
 
-    static func reason(_ code: Int) -> String {
+    package static func reason(_ code: Int) -> String {
         switch code {
         case 200: return "OK"
         case 204: return "No Content"
@@ -586,7 +591,7 @@ private final class Core: @unchecked Sendable {
         }
     }
 
-    static func errnoText() -> String {
+    package static func errnoText() -> String {
         String(cString: strerror(errno))
     }
 }
@@ -595,17 +600,17 @@ private final class Core: @unchecked Sendable {
 
 /// One accepted socket: request parsing and response writing. Used by exactly one thread.
 private final class Connection {
-    enum Parsed {
+    package enum Parsed {
         case request(HTTPTestServer.Request, keepAlive: Bool)
         case malformed(status: Int)
     }
 
-    let fd: Int32
-    let core: Core
+    package let fd: Int32
+    package let core: Core
     private var buffer: [UInt8] = []
     private static let maxHeaderBytes = 64 * 1024
 
-    init(fd: Int32, core: Core) {
+    package init(fd: Int32, core: Core) {
         self.fd = fd
         self.core = core
     }
@@ -633,7 +638,7 @@ private final class Connection {
     }
 
     /// Reads the next request head. Returns nil when the client closed the connection or stop() was called.
-    func readRequest() -> Parsed? {
+    package func readRequest() -> Parsed? {
         while true {
             // RFC 9112 §2.2: ignore empty lines before the request line (some clients send CRLF after a body).
             while let first = buffer.first, first == 0x0D || first == 0x0A { buffer.removeFirst() }
@@ -757,7 +762,7 @@ private final class Connection {
     }
 
     /// Sends the status line and headers; `Connection` is added from `keepAlive`.
-    func sendHead(status: Int, headers: [(String, String)], keepAlive: Bool) -> Bool {
+    package func sendHead(status: Int, headers: [(String, String)], keepAlive: Bool) -> Bool {
         var text = "HTTP/1.1 \(status) \(Core.reason(status))\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         text += "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
@@ -766,7 +771,7 @@ private final class Connection {
 
     /// Sends a small complete response. For HEAD only the head goes out, with the Content-Length of the body.
     @discardableResult
-    func sendSimple(status: Int, contentType: String = "text/plain; charset=utf-8", extra: [(String, String)] = [],
+    package func sendSimple(status: Int, contentType: String = "text/plain; charset=utf-8", extra: [(String, String)] = [],
                     body: String, head: Bool, keepAlive: Bool) -> Core.Outcome {
         let bodyBytes = Array(body.utf8)
         let headers = [("Content-Type", contentType), ("Content-Length", "\(bodyBytes.count)")] + extra
@@ -778,7 +783,7 @@ private final class Connection {
     }
 
     /// For 204/304, which have no body and no Content-Length.
-    func sendHeaderOnly(status: Int, keepAlive: Bool) -> Core.Outcome {
+    package func sendHeaderOnly(status: Int, keepAlive: Bool) -> Core.Outcome {
         guard sendHead(status: status, headers: [], keepAlive: keepAlive) else { return .closeNow }
         return keepAlive ? .keepAlive : .close
     }
@@ -786,7 +791,7 @@ private final class Connection {
     /// Streams `count` bytes of the file from `offset` in 64 KiB chunks (files may be ~100 MB). With a `pace`,
     /// bytes from `pace.fullSpeedBytes` on go out in slices of 1/20 s of the rate, each sent only once the
     /// average since the first throttled slice stays at or under the rate (so the pace does not drift).
-    func sendFile(_ fileFD: Int32, from offset: Int64, count: Int64, pace: HTTPTestServer.Pace? = nil) -> Bool {
+    package func sendFile(_ fileFD: Int32, from offset: Int64, count: Int64, pace: HTTPTestServer.Pace? = nil) -> Bool {
         let chunkSize = 64 * 1024
         let chunk = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { chunk.deallocate() }
@@ -837,7 +842,7 @@ private final class Connection {
     /// Polite close for `Connection: close`: send FIN, then briefly read and drop what the client still sends.
     /// Closing with unread input would make the kernel send RST, which can destroy the tail of our response
     /// before the client has read it.
-    func lingeringClose() {
+    package func lingeringClose() {
         shutdown(fd, Int32(SHUT_WR))
         var scratch = [UInt8](repeating: 0, count: 4096)
         for _ in 0..<4 {  // at most ~200 ms
@@ -853,7 +858,7 @@ private final class Connection {
     }
 
     /// For /stall/: keep the connection open and silent until stop() or until the client goes away.
-    func holdUntilClosedOrStopped() {
+    package func holdUntilClosedOrStopped() {
         var scratch = [UInt8](repeating: 0, count: 4096)
         while !core.isStopped {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -873,7 +878,7 @@ private final class Connection {
     /// ECONNRESET ("connection reset by peer") rather than a clean EOF. The caller's close() does the actual
     /// reset. First wait (briefly) until the 4096-byte prefix is acknowledged, because an abortive close also
     /// throws away any data still queued for sending, and the tests want the prefix to arrive.
-    func reset() {
+    package func reset() {
         let tiocoutq: UInt = 0x5411  // TIOCOUTQ == SIOCOUTQ: bytes not yet sent or not yet acknowledged
         for _ in 0..<100 {  // at most ~1 s; loopback normally acknowledges immediately
             if core.isStopped { break }

@@ -2,6 +2,7 @@
 // server on 127.0.0.1 (HTTPTestServer). The only other address ever named is under the reserved `.invalid` TLD
 // (RFC 6761), which never resolves, so no test reaches the network.
 
+import FilmtoneTestSupport
 import Foundation
 import XCTest
 #if canImport(Glibc)

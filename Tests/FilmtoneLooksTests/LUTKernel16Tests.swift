@@ -1,8 +1,8 @@
+import FilmtoneTestSupport
 import Dispatch
 import Foundation
 import XCTest
 
-@testable import FilmtoneGst
 @testable import FilmtoneLooks
 
 /// `LUTKernel16` against the reference `Look.apply`: the quality contract of the 16-bit path is every output

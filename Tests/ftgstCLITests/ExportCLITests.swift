@@ -1,9 +1,9 @@
 // End-to-end tests of `ftgst export`, `ftgst presets` and `ftgst cancel` through the built CLI: real encoders,
 // real muxers, real processes for busy/cancel/signals, ffprobe/ffmpeg as the independent judge of the output.
 
+import FilmtoneTestSupport
 import Foundation
 import XCTest
-@testable import FilmtoneGst
 #if canImport(Glibc)
 import Glibc
 @testable import FilmtoneLooks

@@ -1,3 +1,4 @@
+import FilmtoneTestSupport
 import XCTest
 
 /// `ftgst lut inspect` end to end through the built binary: one JSON line on stdout, or one `[CODE]` line on stderr

@@ -1,6 +1,7 @@
 // The test server's throttled `/slow/` route, which the cancel and signal tests rely on to keep an export running:
 // its pace is a ceiling no client can beat, Range requests still work, and stop() ends a throttled transfer.
 
+import FilmtoneTestSupport
 import Foundation
 import XCTest
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
+import FilmtoneTestSupport
 import Foundation
 import XCTest
-@testable import FilmtoneGst
 
 /// `ftgst share` end to end through the built binary, with stand-in handlers (`xdg-open`, `gdbus`) on PATH and a
 /// controlled environment: the URI, which handler is chosen, what it receives, failures, time-outs, no desktop.
@@ -42,10 +42,6 @@ final class ShareCLITests: XCTestCase {
         XCTAssertEqual(result.stdout, "{\"uri\":\"\(expectedURI)\"}\n")
     }
 
-    func testFileURIEncoding() {
-        XCTAssertEqual(Share.fileURI(path: "/a b/ü#?%.mp4"), "file:///a%20b/%C3%BC%23%3F%25.mp4")
-        XCTAssertEqual(Share.fileURI(path: "/x/A-z_0.9~.png"), "file:///x/A-z_0.9~.png")
-    }
 
     // MARK: - Handlers
 

@@ -1,8 +1,8 @@
+import FilmtoneTestSupport
 import Dispatch
 import Foundation
 import XCTest
 
-@testable import FilmtoneGst
 @testable import FilmtoneLooks
 
 /// `LUTKernel` against the reference `Look.apply`: every checked 8-bit input within 1 code value of the reference
@@ -364,30 +364,5 @@ extension LUTKernel {
                 to: $0.baseAddress!, width: width, height: height, stride: width * layout.bytesPerPixel, layout: layout)
         }
         return copy
-    }
-}
-
-/// A seeded generator (SplitMix64, as in CubeParserTests), so failures reproduce.
-struct PixelRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func code() -> Int { Int.random(in: 0...255, using: &self) }
-
-    /// Random pixels whose blue code is one of `bluePlanes` and green code one of `greenRows` (all by default).
-    mutating func pixels(_ count: Int, bluePlanes: [Int], greenRows: [Int]? = nil) -> [SIMD3<UInt8>] {
-        (0..<count).map { _ in
-            let green = greenRows?.randomElement(using: &self) ?? code()
-            return SIMD3(UInt8(code()), UInt8(green), UInt8(bluePlanes.randomElement(using: &self)!))
-        }
     }
 }

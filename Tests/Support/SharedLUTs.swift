@@ -1,18 +1,22 @@
 import Foundation
 import XCTest
 
-@testable import FilmtoneGst
-@testable import FilmtoneLooks
+import FilmtoneLooks
 
 /// The reference LUTs and vectors in `<packageRoot>/Tests/Resources/luts` (OpenColorIO's and colour-science's test
 /// files, BSD-3-Clause; see the README there), written by other projects and checked in, so the tests need nothing
 /// beside the repository. Their absence fails the test (never skips it): the conformance suite is only meaningful
 /// against them. (The name is from when they were read from a shared folder beside the repository.)
-enum SharedLUTs {
-    static let root: URL = TestEnvironment.packageRoot.appendingPathComponent("Tests/Resources/luts")
+package enum SharedLUTs {
+    package static let root: URL = TestEnvironment.packageRoot.appendingPathComponent("Tests/Resources/luts")
+
+    /// `Colour_Correct.cube` (size 4, non-linear): the look the element and CLI tests apply.
+    package static let look = root.appendingPathComponent("colour-science/iridas_cube/Colour_Correct.cube").path
+    /// `RGB_1_0.5_0.25.cube`: channel gains, which catch axis-order bugs.
+    package static let gains = root.appendingPathComponent("colour-science/iridas_cube/RGB_1_0.5_0.25.cube").path
 
     /// The path of a reference file, e.g. `ocio/iridas_3d.cube`.
-    static func path(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    package static func path(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         let path = root.appendingPathComponent(relative).path
         guard FileManager.default.fileExists(atPath: path) else {
             XCTFail("reference LUT file \(relative) missing under \(root.path)", file: file, line: line)
@@ -21,12 +25,12 @@ enum SharedLUTs {
         return path
     }
 
-    static func load(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> CubeLUT {
+    package static func load(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws -> CubeLUT {
         try CubeLUT.load(path: try path(relative, file: file, line: line))
     }
 
     /// Every `.cube` file among the reference files, as paths relative to `root`, sorted.
-    static func allCubeFiles(file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+    package static func allCubeFiles(file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue,
               let walker = FileManager.default.enumerator(atPath: root.path)
@@ -39,7 +43,7 @@ enum SharedLUTs {
 
     /// A reference CSV as records keyed by the header's column names; `#` lines and blank lines are
     /// skipped.
-    static func csv(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws
+    package static func csv(_ relative: String, file: StaticString = #filePath, line: UInt = #line) throws
         -> [[String: String]]
     {
         let text = try String(contentsOfFile: try path(relative, file: file, line: line), encoding: .utf8)
@@ -65,7 +69,7 @@ enum SharedLUTs {
 
 extension Dictionary where Key == String, Value == String {
     /// Three columns `<prefix>r`, `<prefix>g`, `<prefix>b` as numbers.
-    func rgb(_ prefix: String, file: StaticString = #filePath, line: UInt = #line) throws -> SIMD3<Double> {
+    package func rgb(_ prefix: String, file: StaticString = #filePath, line: UInt = #line) throws -> SIMD3<Double> {
         var out = SIMD3<Double>()
         for (index, channel) in ["r", "g", "b"].enumerated() {
             guard let text = self[prefix + channel], let value = Double(text) else {
@@ -79,7 +83,7 @@ extension Dictionary where Key == String, Value == String {
 
     /// Half a unit in the last decimal written in each of the three columns: the precision the value was printed
     /// with (`0.06272` → 5e-6, `0.2711` → 5e-5, `0.25` → 5e-3).
-    func printedPrecision(_ prefix: String) -> SIMD3<Double> {
+    package func printedPrecision(_ prefix: String) -> SIMD3<Double> {
         var out = SIMD3<Double>()
         for (index, channel) in ["r", "g", "b"].enumerated() {
             let text = self[prefix + channel] ?? ""
@@ -91,14 +95,14 @@ extension Dictionary where Key == String, Value == String {
 }
 
 /// Asserts two RGB values are within `tolerance` in every channel.
-func assertClose(
+package func assertClose(
     _ actual: SIMD3<Double>, _ expected: SIMD3<Double>, tolerance: Double, _ message: String = "",
     file: StaticString = #filePath, line: UInt = #line
 ) {
     assertClose(actual, expected, tolerance: SIMD3(repeating: tolerance), message, file: file, line: line)
 }
 
-func assertClose(
+package func assertClose(
     _ actual: SIMD3<Double>, _ expected: SIMD3<Double>, tolerance: SIMD3<Double>,
     _ message: String = "", file: StaticString = #filePath, line: UInt = #line
 ) {
@@ -111,7 +115,7 @@ func assertClose(
 }
 
 /// The largest per-channel absolute difference.
-func maxDifference(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double {
+package func maxDifference(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double {
     let difference = a - b
     return max(abs(difference.x), abs(difference.y), abs(difference.z))
 }
@@ -119,7 +123,7 @@ func maxDifference(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double {
 extension Look {
     /// The reference result for a packed 8-bit frame: each pixel through `apply` in Double, rounded to nearest
     /// (`LUTKernel.code`); bytes other than R, G, B are kept. What every frame-level test compares against.
-    func referenceApply(toPacked input: [UInt8], layout: PackedRGBLayout = .rgb) -> [UInt8] {
+    package func referenceApply(toPacked input: [UInt8], layout: PackedRGBLayout = .rgb) -> [UInt8] {
         var output = input
         for index in stride(from: 0, to: input.count - layout.bytesPerPixel + 1, by: layout.bytesPerPixel) {
             let rgb = SIMD3<Double>(Double(input[index + layout.red]), Double(input[index + layout.green]),
@@ -134,7 +138,7 @@ extension Look {
 }
 
 /// The largest per-byte difference between two byte arrays; arrays of different lengths fail the test.
-func maxByteDifference(_ a: [UInt8], _ b: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> Int {
+package func maxByteDifference(_ a: [UInt8], _ b: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> Int {
     XCTAssertEqual(a.count, b.count, "compared arrays differ in length", file: file, line: line)
     return zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
 }
@@ -142,17 +146,17 @@ func maxByteDifference(_ a: [UInt8], _ b: [UInt8], file: StaticString = #filePat
 extension Look {
     /// The reference result for one 16-bit input: `apply` in Double on `code / 65535`, rounded to nearest 16-bit
     /// code (`LUTKernel16.code`). What every 16-bit test compares against.
-    func reference16(_ input: SIMD3<UInt16>) -> SIMD3<UInt16> {
+    package func reference16(_ input: SIMD3<UInt16>) -> SIMD3<UInt16> {
         let output = apply(SIMD3(Double(input.x), Double(input.y), Double(input.z)) / 65535)
         return SIMD3(LUTKernel16.code(output.x), LUTKernel16.code(output.y), LUTKernel16.code(output.z))
     }
 }
 
 /// The largest per-channel difference between two 16-bit colours.
-func difference16(_ a: SIMD3<UInt16>, _ b: SIMD3<UInt16>) -> Int {
+package func difference16(_ a: SIMD3<UInt16>, _ b: SIMD3<UInt16>) -> Int {
     (0..<3).map { abs(Int(a[$0]) - Int(b[$0])) }.max()!
 }
 
 /// A 10-bit code as 16 bits, the way GStreamer's converters widen it: the code in the top bits, its top bits
 /// repeated below (0 → 0, 1023 → 65535).
-func widened10(_ code: Int) -> UInt16 { UInt16(code << 6 | code >> 4) }
+package func widened10(_ code: Int) -> UInt16 { UInt16(code << 6 | code >> 4) }

@@ -1,7 +1,7 @@
+import FilmtoneTestSupport
 import Foundation
 import XCTest
 
-@testable import FilmtoneGst
 @testable import FilmtoneCore
 @testable import FilmtoneLooks
 

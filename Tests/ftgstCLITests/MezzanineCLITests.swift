@@ -1,6 +1,5 @@
+import FilmtoneTestSupport
 import XCTest
-@testable import FilmtoneGst
-@testable import FilmtoneCore
 
 /// `ftgst mezzanine` and `ftgst preview --mezzanine` end to end through the built binary, on copies of the long-GOP
 /// fixture (120 frames, one keyframe) so that a test can touch, rewrite or corrupt them.
@@ -118,7 +117,7 @@ final class MezzanineCLITests: XCTestCase {
         XCTAssertEqual(try preview(clip, time: 2033, "edge.png")["timeMs"] as? Int, 2000)
 
         // The look applies after reading, as from the source.
-        let look = LUTFilterElementTests.look
+        let look = SharedLUTs.look
         _ = try preview(clip, time: 2500, "look-via.png", ["--creative-lut", look])
         _ = try preview(clip, time: 2500, "look-direct.png", ["--creative-lut", look, "--mezzanine", "off"])
         XCTAssertGreaterThan(psnr(try DecodedImage.read(out("look-via.png")),
@@ -235,48 +234,6 @@ final class MezzanineCLITests: XCTestCase {
                       status: 73)
         assertFailure(try Run.ftgst(["preview", clip, "--mezzanine", "always", "-o", out("x.png")]),
                       code: "INVALID_ARGUMENT", status: 64)
-    }
-
-    func testCancellingABuildStopsItAndLeavesNothing() async throws {
-        let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"),
-                                         toPath: root.appendingPathComponent("clip.mp4").path)
-        let server = try HTTPTestServer(root: root)
-        defer { server.stop() }
-        var options = MezzanineOptions(source: server.url("/stall/clip.mp4"))
-        options.cacheDirectory = cache
-        options.timeoutMilliseconds = 30_000
-        let task = Task { try await Mezzanines.prepare(options) }
-        // Cancel while the fetch is stalled (not at a guessed moment before or after it started).
-        let stalling = await server.waitForRequest(to: "/stall/clip.mp4", timeout: 30)
-        XCTAssertTrue(stalling, "the build never asked for the clip")
-        let cancelledAt = ContinuousClock.now
-        task.cancel()
-        do {
-            _ = try await task.value
-            XCTFail("expected CANCELLED")
-        } catch let error as FilmtoneError {
-            XCTAssertEqual(error.code, .cancelled)
-        }
-        // The promise is "within a second"; 5 s leaves room for a loaded machine and is still far below the 30 s
-        // timeout, which is when the stalled fetch would end without the cancel.
-        XCTAssertLessThan(ContinuousClock.now - cancelledAt, .seconds(5), "a cancel stops promptly")
-        XCTAssertEqual((try? cacheFiles()) ?? [], [])
-    }
-
-    func testLibraryStatusAndPrepare() async throws {
-        XCTAssertEqual(try Mezzanines.status(source: clip, cacheDirectory: cache), .missing)
-        var options = MezzanineOptions(source: clip)
-        options.cacheDirectory = cache
-        let result = try await Mezzanines.prepare(options)
-        XCTAssertTrue(result.built)
-        XCTAssertEqual(result.frames, 120)
-        XCTAssertEqual(try Mezzanines.status(source: clip, cacheDirectory: cache), .ready)
-        XCTAssertEqual(try Mezzanines.status(source: clip, maxWidth: 100, cacheDirectory: cache), .missing,
-                       "other settings, other mezzanine")
-        let again = try await Mezzanines.prepare(options)
-        XCTAssertFalse(again.built)
-        XCTAssertEqual(again.path, result.path)
     }
 
     // MARK: - Helpers

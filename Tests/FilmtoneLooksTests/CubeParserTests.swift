@@ -1,6 +1,6 @@
+import FilmtoneTestSupport
 import XCTest
 
-@testable import FilmtoneGst
 @testable import FilmtoneCore
 @testable import FilmtoneLooks
 
@@ -560,18 +560,5 @@ final class CubeParserTests: XCTestCase {
             XCTAssertEqual(
                 (error as? FilmtoneError)?.message, "\(path):1: LUT_3D_SIZE must be between 2 and 256, got 300")
         }
-    }
-}
-
-/// SplitMix64: a tiny deterministic generator, so the junk is the same on every run.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,6 +1,6 @@
+import FilmtoneTestSupport
 import Foundation
 import XCTest
-@testable import FilmtoneGst
 @testable import FilmtoneCore
 
 /// The pure-Swift SHA-256 against the FIPS 180-2 example messages, chunking, padding boundaries, and
@@ -55,7 +55,7 @@ final class SHA256Tests: XCTestCase {
     /// Any split of the input gives the same digest as one update: the pending-block logic is exercised at
     /// every offset around the 64-byte block.
     func testSplitsDoNotChangeTheDigest() {
-        let data = Self.bytes(count: 1000, seed: 7)
+        let data = TestBytes.pseudoRandom(count: 1000, seed: 7)
         let whole = SHA256.hex(of: data)
         for chunkSize in [1, 3, 7, 55, 56, 63, 64, 65, 127, 128, 129, 999] {
             var hasher = SHA256()
@@ -76,7 +76,7 @@ final class SHA256Tests: XCTestCase {
         let folder = try TestEnvironment.temporaryDirectory(self)
         for count in [1, 55, 56, 57, 63, 64, 65, 119, 120, 128] {
             let file = folder.appendingPathComponent("m\(count).bin")
-            let data = Self.bytes(count: count, seed: UInt64(count))
+            let data = TestBytes.pseudoRandom(count: count, seed: UInt64(count))
             try Data(data).write(to: file)
             XCTAssertEqual(SHA256.hex(of: data), try sha256sum(file), "length \(count)")
         }
@@ -85,7 +85,7 @@ final class SHA256Tests: XCTestCase {
     /// A file larger than several chunks, hashed streaming with the default and with an odd chunk size.
     func testFileAgainstSha256sum() throws {
         let file = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("big.bin")
-        try Data(Self.bytes(count: 3 * 1024 * 1024 + 17, seed: 42)).write(to: file)
+        try Data(TestBytes.pseudoRandom(count: 3 * 1024 * 1024 + 17, seed: 42)).write(to: file)
         let expected = try sha256sum(file)
         XCTAssertEqual(try SHA256.hash(file: file.path), expected)
         XCTAssertEqual(try SHA256.hash(file: file.path, chunkSize: 4097), expected)
@@ -99,7 +99,7 @@ final class SHA256Tests: XCTestCase {
 
     func testCancelledHashThrowsCancelled() throws {
         let file = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("c.bin")
-        try Data(Self.bytes(count: 10, seed: 1)).write(to: file)
+        try Data(TestBytes.pseudoRandom(count: 10, seed: 1)).write(to: file)
         XCTAssertThrowsError(try SHA256.hash(file: file.path, isCancelled: { true })) { error in
             XCTAssertEqual((error as? FilmtoneError)?.code, .cancelled)
         }
@@ -114,15 +114,4 @@ final class SHA256Tests: XCTestCase {
     }
 
     /// Deterministic pseudo-random bytes (xorshift64*).
-    static func bytes(count: Int, seed: UInt64) -> [UInt8] {
-        var state = seed &+ 0x9e37_79b9_7f4a_7c15
-        var out = [UInt8](repeating: 0, count: count)
-        for i in 0..<count {
-            state ^= state >> 12
-            state ^= state << 25
-            state ^= state >> 27
-            out[i] = UInt8(truncatingIfNeeded: (state &* 0x2545_f491_4f6c_dd1d) >> 56)
-        }
-        return out
-    }
 }

@@ -1,3 +1,4 @@
+import FilmtoneTestSupport
 import Foundation
 import XCTest
 

@@ -1,11 +1,11 @@
+import FilmtoneTestSupport
 import XCTest
-@testable import FilmtoneGst
 @testable import FilmtoneLooks
 
 /// `ftgst preview` end to end through the built binary.
 final class PreviewCLITests: XCTestCase {
     private var folder: URL!
-    private let look = LUTFilterElementTests.look
+    private let look = SharedLUTs.look
 
     override func setUpWithError() throws {
         folder = try TestEnvironment.temporaryDirectory(self)

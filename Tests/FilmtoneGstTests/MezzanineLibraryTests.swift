@@ -1,0 +1,64 @@
+import FilmtoneTestSupport
+import Foundation
+import XCTest
+@testable import FilmtoneGst
+
+/// `Mezzanines.prepare` and `Mezzanines.status` from Swift, on a copy of the long-GOP fixture.
+final class MezzanineLibraryTests: XCTestCase {
+    private var folder: URL!
+    private var cache: String!
+    private var clip: String!
+
+    override func setUpWithError() throws {
+        folder = try TestEnvironment.temporaryDirectory(self)
+        cache = folder.appendingPathComponent("mezzanines").path
+        clip = folder.appendingPathComponent("long.mp4").path
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("longgop.mp4"), toPath: clip)
+    }
+
+    private func cacheFiles() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: cache).sorted()
+    }
+
+    func testCancellingABuildStopsItAndLeavesNothing() async throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"),
+                                         toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        var options = MezzanineOptions(source: server.url("/stall/clip.mp4"))
+        options.cacheDirectory = cache
+        options.timeoutMilliseconds = 30_000
+        let task = Task { try await Mezzanines.prepare(options) }
+        // Cancel while the fetch is stalled (not at a guessed moment before or after it started).
+        let stalling = await server.waitForRequest(to: "/stall/clip.mp4", timeout: 30)
+        XCTAssertTrue(stalling, "the build never asked for the clip")
+        let cancelledAt = ContinuousClock.now
+        task.cancel()
+        do {
+            _ = try await task.value
+            XCTFail("expected CANCELLED")
+        } catch let error as FilmtoneError {
+            XCTAssertEqual(error.code, .cancelled)
+        }
+        // The promise is "within a second"; 5 s leaves room for a loaded machine and is still far below the 30 s
+        // timeout, which is when the stalled fetch would end without the cancel.
+        XCTAssertLessThan(ContinuousClock.now - cancelledAt, .seconds(5), "a cancel stops promptly")
+        XCTAssertEqual((try? cacheFiles()) ?? [], [])
+    }
+
+    func testLibraryStatusAndPrepare() async throws {
+        XCTAssertEqual(try Mezzanines.status(source: clip, cacheDirectory: cache), .missing)
+        var options = MezzanineOptions(source: clip)
+        options.cacheDirectory = cache
+        let result = try await Mezzanines.prepare(options)
+        XCTAssertTrue(result.built)
+        XCTAssertEqual(result.frames, 120)
+        XCTAssertEqual(try Mezzanines.status(source: clip, cacheDirectory: cache), .ready)
+        XCTAssertEqual(try Mezzanines.status(source: clip, maxWidth: 100, cacheDirectory: cache), .missing,
+                       "other settings, other mezzanine")
+        let again = try await Mezzanines.prepare(options)
+        XCTAssertFalse(again.built)
+        XCTAssertEqual(again.path, result.path)
+    }
+}
