@@ -109,6 +109,205 @@ final class ExportPlanTests: XCTestCase {
     }
 }
 
+/// The decisions an export makes from its request, the source's probe and the presets: no media, no GStreamer,
+/// probe reports written by hand.
+final class ExportDecisionTests: XCTestCase {
+    private func preset(_ name: String, sources: String = "video", extensions: String, trims: Bool = true,
+                        depth: Int = 8) throws -> ExportPreset
+    {
+        let trim = trims ? "{trim} " : ""
+        return try ExportPreset.parse("""
+            extensions: \(extensions)
+            sources: \(sources)
+            even-size: yes
+            depth: \(depth)
+            audio: aac
+            pipeline:
+            {source} src. ! \(trim){size} ! {look} ! x264enc ! mux. {audio} mp4mux name=mux ! {output}
+            """, name: name, path: "\(name).preset")
+    }
+
+    private func presets() throws -> [ExportPreset] {
+        [try preset("vid", extensions: "mp4"), try preset("notrim", extensions: "mov", trims: false),
+         try preset("deep", extensions: "mkv", depth: 10), try preset("img", sources: "image", extensions: "png jpg")]
+    }
+
+    private func video(codec: String = "h264", display: (Int, Int) = (1920, 1080), rate: String? = "30/1",
+                       frames: Int64? = 90, bitDepth: Int? = 8) -> VideoStreamReport
+    {
+        VideoStreamReport(codec: codec, profile: nil, width: display.0, height: display.1, displayWidth: display.0,
+                          displayHeight: display.1, rotation: 0, pixelAspectRatio: "1/1", frameRate: rate,
+                          frameCount: frames, bitDepth: bitDepth, chromaFormat: "4:2:0", colorimetry: nil, hdr: .none)
+    }
+
+    private func clip(duration: Int64? = 3000, video: VideoStreamReport? = nil, audio: String? = "aac")
+        -> ProbeReport
+    {
+        ProbeReport(container: "mp4", isImage: false, durationMilliseconds: duration, video: video ?? self.video(),
+                    audio: audio.map { AudioStreamReport(codec: $0, channels: 2, sampleRate: 48000) },
+                    inputTransform: nil)
+    }
+
+    private func photo(codec: String = "jpeg") -> ProbeReport {
+        ProbeReport(container: codec, isImage: true, durationMilliseconds: nil,
+                    video: video(codec: codec, display: (240, 320), rate: nil, frames: 1), audio: nil,
+                    inputTransform: nil)
+    }
+
+    private func request(_ output: String, _ configure: (inout ExportOptions) -> Void = { _ in }) throws
+        -> ExportRequest
+    {
+        var options = ExportOptions(source: "/media/in.mp4")
+        options.output = "/out/" + output
+        configure(&options)
+        return try ExportRequest(options, environment: [:])
+    }
+
+    private func assertRefused(_ code: FilmtoneError.Code, _ text: String, file: StaticString = #filePath,
+                               line: UInt = #line, _ body: () throws -> Any)
+    {
+        XCTAssertThrowsError(try body(), file: file, line: line) { error in
+            XCTAssertEqual((error as? FilmtoneError)?.code, code, "\(error)", file: file, line: line)
+            XCTAssertTrue((error as? FilmtoneError)?.message.contains(text) == true, "\(error)", file: file, line: line)
+        }
+    }
+
+    private func plan(_ output: String, _ source: ProbeReport, _ configure: (inout ExportOptions) -> Void = { _ in })
+        throws -> ExportPlan
+    {
+        let request = try request(output, configure)
+        return try ExportPlan.make(request, source: source,
+                                   preset: try ExportPlan.preset(for: request, source: source, among: try presets()))
+    }
+
+    func testPresetIsTheNamedOneElseChosenByExtensionAndSourceKind() throws {
+        let all = try presets()
+        XCTAssertEqual(try ExportPlan.preset(for: try request("a.MP4"), source: clip(), among: all).name, "vid")
+        XCTAssertEqual(try ExportPlan.preset(for: try request("a.jpg"), source: photo(), among: all).name, "img")
+        XCTAssertEqual(try ExportPlan.preset(for: try request("a.webm") { $0.preset = "notrim" }, source: clip(),
+                                             among: all).name, "notrim", "a named preset writes any extension")
+        assertRefused(.invalidArgument, "no preset writes '.webm' for this video (.mp4, .mov, .mkv); name one") {
+            try ExportPlan.preset(for: try self.request("a.webm"), source: self.clip(), among: all)
+        }
+        assertRefused(.invalidArgument, "no preset writes no extension for this photo (.png, .jpg)") {
+            try ExportPlan.preset(for: try self.request("a"), source: self.photo(), among: all)
+        }
+        assertRefused(.invalidArgument, "no preset writes '.png' for this video") {
+            try ExportPlan.preset(for: try self.request("a.png"), source: self.clip(), among: all)
+        }
+        assertRefused(.invalidArgument, "preset img takes image sources; this source is a video") {
+            try ExportPlan.preset(for: try self.request("a.png") { $0.preset = "img" }, source: self.clip(), among: all)
+        }
+        assertRefused(.invalidArgument, "preset vid takes video sources; this source is a photo") {
+            try ExportPlan.preset(for: try self.request("a.mp4") { $0.preset = "vid" }, source: self.photo(), among: all)
+        }
+        assertRefused(.invalidArgument, "unknown preset 'nope' (known: vid, notrim, deep, img)") {
+            try ExportPlan.preset(for: try self.request("a.mp4") { $0.preset = "nope" }, source: self.clip(), among: all)
+        }
+    }
+
+    func testASourceWithoutPictureIsRefusedBeforeThePresetsAreRead() throws {
+        struct Unreadable: Error {}
+        let audioOnly = ProbeReport(container: "mp4", isImage: false, durationMilliseconds: 1000, video: nil,
+                                    audio: AudioStreamReport(codec: "aac", channels: 2, sampleRate: 48000),
+                                    inputTransform: nil)
+        func unreadable() throws -> [ExportPreset] { throw Unreadable() }
+        assertRefused(.unsupportedFormat, "no video or picture") {
+            try ExportPlan.preset(for: try self.request("a.mp4"), source: audioOnly, among: try unreadable())
+        }
+        assertRefused(.unsupportedFormat, "no video or picture") {
+            try ExportPlan.make(try self.request("a.mp4"), source: audioOnly, preset: try self.presets()[0])
+        }
+    }
+
+    func testCutIsNormalisedAndRefusedWhereItCannotBe() throws {
+        let vid = try presets()[0]
+        let notrim = try presets()[1]
+        XCTAssertEqual(try ExportPlan.keptRange(start: 0, end: nil, source: clip(), preset: notrim), ExportPlan.Trim(),
+                       "a start of 0 is no cut")
+        XCTAssertEqual(try ExportPlan.keptRange(start: 0, end: 3000, source: clip(), preset: notrim),
+                       ExportPlan.Trim(), "an end at the duration is no cut")
+        XCTAssertEqual(try ExportPlan.keptRange(start: 500, end: 9000, source: clip(), preset: vid),
+                       ExportPlan.Trim(start: 500, end: nil))
+        XCTAssertEqual(try ExportPlan.keptRange(start: 5000, end: nil, source: clip(duration: nil), preset: vid),
+                       ExportPlan.Trim(start: 5000, end: nil), "an unknown duration cannot refuse a start")
+        assertRefused(.invalidArgument, "--start-ms 3000 is at or beyond the end (3000 ms)") {
+            try ExportPlan.keptRange(start: 3000, end: nil, source: self.clip(), preset: vid)
+        }
+        assertRefused(.invalidArgument, "a photo cannot be trimmed") {
+            try ExportPlan.keptRange(start: 5, end: nil, source: self.photo(), preset: vid)
+        }
+        assertRefused(.invalidArgument, "preset notrim cannot trim") {
+            try ExportPlan.keptRange(start: 1000, end: 2000, source: self.clip(), preset: notrim)
+        }
+
+        let cut = try plan("a.mp4", clip()) {
+            $0.startMilliseconds = 1000
+            $0.endMilliseconds = 2000
+        }
+        XCTAssertEqual(cut.inputs.trim, ExportPlan.Trim(start: 1000, end: 2000))
+        let index = try XCTUnwrap(cut.words.firstIndex(of: "fttrim"))
+        XCTAssertEqual(Array(cut.words[index...].prefix(4)),
+                       ["fttrim", "name=trim", "start=1000000000", "stop=2000000000"])
+        XCTAssertTrue(cut.words.contains("name=audiotrim"), "the audio is cut the same")
+        XCTAssertFalse(try plan("a.mp4", clip()) { $0.startMilliseconds = 0 }.words.contains("fttrim"))
+    }
+
+    func testFrameTotalIsTheProbesCountOrTheFramesOnScreenInTheCut() {
+        XCTAssertEqual(ExportPlan.totalFrames(clip(), start: nil, end: nil), 90, "the probe's count")
+        XCTAssertEqual(ExportPlan.totalFrames(clip(video: video(frames: nil)), start: nil, end: nil), 90,
+                       "duration × rate")
+        XCTAssertEqual(ExportPlan.totalFrames(clip(), start: 1000, end: 2000), 30)
+        XCTAssertEqual(ExportPlan.totalFrames(clip(), start: 1010, end: 2000), 30, "the frame on screen at 1010 ms too")
+        XCTAssertEqual(ExportPlan.totalFrames(clip(), start: 1000, end: 2010), 31)
+        XCTAssertEqual(ExportPlan.totalFrames(clip(), start: 2000, end: 9000), 30, "the cut ends with the source")
+        XCTAssertEqual(ExportPlan.totalFrames(clip(video: video(rate: "30000/1001")), start: 0, end: nil), 90)
+        XCTAssertNil(ExportPlan.totalFrames(clip(video: video(rate: nil)), start: 1000, end: nil), "no rate")
+        XCTAssertNil(ExportPlan.totalFrames(clip(duration: nil, video: video(frames: nil)), start: nil, end: nil))
+        XCTAssertEqual(ExportPlan.totalFrames(photo(), start: nil, end: nil), 1)
+    }
+
+    func testMezzanineIsPlannedForVideosAndRefusedForAPhoto() throws {
+        XCTAssertTrue(try plan("a.mp4", clip()) { $0.mezzanine = true }.buildsMezzanine)
+        XCTAssertFalse(try plan("a.mp4", clip()).buildsMezzanine)
+        assertRefused(.invalidArgument, "a photo has no mezzanine") {
+            try self.plan("a.png", self.photo()) { $0.mezzanine = true }
+        }
+    }
+
+    func testPlanTakesSizeDepthAudioAndJPEGParsingFromTheProbe() throws {
+        let jpeg = try plan("p.png", photo())
+        XCTAssertEqual(Array(jpeg.words.prefix(5)), ["filesrc", "location=/media/in.mp4", "!", "jpegparse", "!"])
+        XCTAssertTrue(jpeg.words.contains("caps=video/x-raw,width=240,height=320,pixel-aspect-ratio=1/1"),
+                      "the probe's upright display size")
+        XCTAssertEqual(jpeg.totalFrames, 1)
+        XCTAssertFalse(try plan("p.png", photo(codec: "png")).words.contains("jpegparse"))
+
+        XCTAssertEqual(try plan("a.mkv", clip(video: video(bitDepth: 10))).depth, 10)
+        XCTAssertEqual(try plan("a.mkv", clip(video: video(bitDepth: 8))).depth, 8)
+        XCTAssertEqual(try plan("a.mp4", clip(video: video(bitDepth: 10))).depth, 8, "capped by the preset")
+        assertRefused(.invalidArgument, "--depth 10 needs a 10-bit preset") {
+            try self.plan("a.mp4", self.clip()) { $0.depth = .ten }
+        }
+        XCTAssertEqual(try plan("a.mp4", clip(audio: "aac")).audio, .copy)
+        XCTAssertEqual(try plan("a.mp4", clip(audio: "opus")).audio, .aac)
+        XCTAssertEqual(try plan("a.mp4", clip(audio: nil)).audio, .none)
+        assertRefused(.unsupportedFormat, "cannot copy opus audio") {
+            try self.plan("a.mp4", self.clip(audio: "opus")) { $0.audio = .copy }
+        }
+        let scaled = try plan("a.mp4", clip()) { $0.maxWidth = 641 }
+        XCTAssertEqual([scaled.width, scaled.height], [640, 360])
+    }
+
+    func testTheStagingFilesWordsDifferOnlyInTheFileSinksLocation() throws {
+        let plan = try plan("a.mp4", clip())
+        XCTAssertEqual(plan.words.last, "location=/out/a.mp4")
+        let staged = plan.words(writingTo: "/out/.a.mp4.ftgst-1-2.part")
+        XCTAssertEqual(staged.count, plan.words.count)
+        XCTAssertEqual(zip(plan.words, staged).filter { $0 != $1 }.map(\.1), ["location=/out/.a.mp4.ftgst-1-2.part"])
+    }
+}
+
 final class ExportAPITests: XCTestCase {
     private func options(_ work: URL, source: String, output: String) -> ExportOptions {
         var options = ExportOptions(source: source)
