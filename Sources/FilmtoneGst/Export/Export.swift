@@ -286,6 +286,9 @@ struct ExportRun {
                 return .pass
             }
         }
+        // The stage is reported as it starts, as the mezzanine's is: a short render may end before the first tick.
+        report(ExportProgress(stage: .rendering, progress: startingAt, currentFrame: 0, totalFrames: totalFrames,
+                              framesPerSecond: 0))
         let started = ContinuousClock.now
         pipeline.play()
         var lastTick = ContinuousClock.now
