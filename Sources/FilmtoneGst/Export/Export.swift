@@ -248,7 +248,10 @@ struct ExportRun {
                                   remainingMilliseconds: 0))
             return result
         } catch {
-            let failure = (error as? FilmtoneError) ?? FilmtoneError(.internalError, "\(error)")
+            var failure = (error as? FilmtoneError) ?? FilmtoneError(.internalError, "\(error)")
+            // A cancel noticed inside a step (the probe's wait) is thrown by that step as plain "cancelled"; the
+            // export's message is always the reason.
+            if failure.code == .cancelled, let reason = controller.reason { failure.message = reason.rawValue }
             record.lapOpenStage()
             let outcome: ExportRecorder.Outcome = failure.code == .cancelled ? .cancelled(controller.reason ?? .api)
                 : .failed(failure)
