@@ -1,6 +1,7 @@
 // Unit tests of the export's pure parts (presets, the plan, quoting) and of the library API in process.
 
 import Foundation
+import Synchronization
 import XCTest
 @testable import FilmtoneGst
 @testable import FilmtoneCore
@@ -309,10 +310,12 @@ final class ExportDecisionTests: XCTestCase {
 }
 
 final class ExportAPITests: XCTestCase {
-    private func options(_ work: URL, source: String, output: String) -> ExportOptions {
+    private func options(_ work: URL, source: String, output: String, workspace: String = "workspace")
+        -> ExportOptions
+    {
         var options = ExportOptions(source: source)
         options.output = work.appendingPathComponent(output).path
-        options.workspace = work.appendingPathComponent("workspace").path
+        options.workspace = work.appendingPathComponent(workspace).path
         options.maxWidth = 160
         return options
     }
@@ -355,6 +358,233 @@ final class ExportAPITests: XCTestCase {
         XCTAssertEqual(result.frames, 90)
         XCTAssertGreaterThan(count, 2)
     }
+}
+
+/// Two exports side by side in one process, each in its own workspace (one export at a time per workspace). The
+/// order of events is forced with gates, never left to the machine's speed: the slow export (long.mp4) is held
+/// at its first event until the test has told it to stop, and the quick one (clip.mp4) is held as its rendering
+/// starts until then too, so it is running, polling its own stop conditions, while the slow one notices its stop
+/// and ends. Every gate is waited on with a deadline.
+final class ExportSideBySideTests: XCTestCase {
+    private func options(_ work: URL, _ fixture: String, output: String, workspace: String) throws -> ExportOptions {
+        var options = ExportOptions(source: try TestEnvironment.fixture(fixture))
+        options.output = work.appendingPathComponent(output).path
+        options.workspace = work.appendingPathComponent(workspace).path
+        options.maxWidth = 160
+        return options
+    }
+
+    /// Starts the slow export, held at its first event (registered, its workspace locked, its deadline running)
+    /// until `release` opens. `held` opens when it is.
+    private func startSlow(_ options: ExportOptions, held: Gate, release: Gate, waits: WaitLog)
+        -> Task<ExportResult, Error>
+    {
+        Task {
+            try await runExport(options) { _ in
+                guard !held.isOpen else { return }
+                held.open()
+                if !release.wait(seconds: 30) { waits.add("the slow export was never released") }
+            }
+        }
+    }
+
+    private func assertCancelled(_ task: Task<ExportResult, Error>, reason: CancelReason, workspace: String?,
+                                 file: StaticString = #filePath, line: UInt = #line) async throws
+    {
+        do {
+            _ = try await task.value
+            XCTFail("the slow export should have been stopped", file: file, line: line)
+        } catch let error as FilmtoneError {
+            XCTAssertEqual(error.code, .cancelled, "\(error)", file: file, line: line)
+            XCTAssertEqual(error.message, reason.rawValue, file: file, line: line)
+        }
+        let records = URL(fileURLWithPath: try XCTUnwrap(workspace)).appendingPathComponent("records")
+        let names = try FileManager.default.contentsOfDirectory(atPath: records.path)
+        XCTAssertEqual(names.count, 1, "\(names)", file: file, line: line)
+        let data = try XCTUnwrap(FileManager.default.contents(atPath: records.appendingPathComponent(names[0]).path))
+        let record = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        XCTAssertEqual(record["cancelReason"] as? String, reason.rawValue, file: file, line: line)
+    }
+
+    /// `stop` is called once both run; the slow export must then end `CANCELLED` with `reason`, and the quick one,
+    /// released with it from inside its rendering stage, must still finish.
+    private func assertStoppingTheSlowOneLeavesTheQuickOne(
+        reason: CancelReason, slow adjust: (inout ExportOptions) -> Void = { _ in },
+        stop: (_ slow: Task<ExportResult, Error>, _ slowWorkspace: URL) async throws -> Void,
+        file: StaticString = #filePath, line: UInt = #line) async throws
+    {
+        let work = try TestEnvironment.temporaryDirectory(self)
+        var slow = try options(work, "long.mp4", output: "slow.mp4", workspace: "slow-workspace")
+        adjust(&slow)
+        let quick = try options(work, "clip.mp4", output: "quick.mp4", workspace: "quick-workspace")
+        let slowHeld = Gate(), releaseSlow = Gate(), quickRendering = Gate()
+        let waits = WaitLog()
+        defer { for gate in [slowHeld, releaseSlow, quickRendering] { gate.open() } }
+
+        let slowTask = startSlow(slow, held: slowHeld, release: releaseSlow, waits: waits)
+        defer { slowTask.cancel() }  // a test that failed half-way leaves no export running into the next one
+        let quickTask = Task {
+            defer { quickRendering.open() }  // a quick export that fails early must not keep the test waiting
+            return try await runExport(quick) { event in
+                guard event.stage == .rendering, !quickRendering.isOpen else { return }
+                quickRendering.open()
+                if !releaseSlow.wait(seconds: 30) { waits.add("the slow export was never released") }
+            }
+        }
+        let slowRuns = await slowHeld.waitAsync(seconds: 30)
+        let quickRenders = await quickRendering.waitAsync(seconds: 30)
+        XCTAssertTrue(slowRuns && quickRenders, "both exports run", file: file, line: line)
+
+        try await stop(slowTask, URL(fileURLWithPath: try XCTUnwrap(slow.workspace)))
+        releaseSlow.open()
+        try await assertCancelled(slowTask, reason: reason, workspace: slow.workspace, file: file, line: line)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: try XCTUnwrap(slow.output)), file: file, line: line)
+
+        let result = try await quickTask.value
+        XCTAssertEqual(result.frames, 90, file: file, line: line)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: try XCTUnwrap(quick.output)), file: file, line: line)
+        XCTAssertEqual(waits.entries, [], file: file, line: line)
+    }
+
+    func testOneExportsTimeoutStopsItAloneWhileAnotherRenders() async throws {
+        try await assertStoppingTheSlowOneLeavesTheQuickOne(reason: .timeout, slow: { $0.timeoutMilliseconds = 300 }) {
+            _, _ in
+            // Its deadline started before its first event, which is held: past 300 ms now, whatever the machine.
+            try await Task.sleep(for: .milliseconds(400))
+        }
+    }
+
+    func testCancellingOneExportsTaskStopsItAloneWhileAnotherRenders() async throws {
+        try await assertStoppingTheSlowOneLeavesTheQuickOne(reason: .api) { slow, _ in slow.cancel() }
+    }
+
+    func testACancelRequestInOneWorkspaceStopsItsExportAloneWhileAnotherRenders() async throws {
+        // What `ftgst cancel --workspace` writes.
+        try await assertStoppingTheSlowOneLeavesTheQuickOne(reason: .externalCommand) { _, workspace in
+            try Workspace(folder: workspace).requestCancel()
+        }
+    }
+
+    func testCancelExportReachesTheExportStillRunningAfterAnotherFinished() async throws {
+        let work = try TestEnvironment.temporaryDirectory(self)
+        let slow = try options(work, "long.mp4", output: "slow.mp4", workspace: "slow-workspace")
+        let quick = try options(work, "clip.mp4", output: "quick.mp4", workspace: "quick-workspace")
+        let slowHeld = Gate(), releaseSlow = Gate()
+        let waits = WaitLog()
+        defer { for gate in [slowHeld, releaseSlow] { gate.open() } }
+        XCTAssertFalse(cancelExport(reason: .api), "nothing runs yet")
+
+        let slowTask = startSlow(slow, held: slowHeld, release: releaseSlow, waits: waits)
+        defer { slowTask.cancel() }  // a test that failed half-way leaves no export running into the next one
+        let slowRuns = await slowHeld.waitAsync(seconds: 30)
+        XCTAssertTrue(slowRuns, "the slow export runs")
+        let result = try await runExport(quick)
+        XCTAssertEqual(result.frames, 90, "the quick export finished beside the slow one")
+        XCTAssertTrue(cancelExport(reason: .api), "the slow export still runs after the quick one ended")
+        releaseSlow.open()
+        try await assertCancelled(slowTask, reason: .api, workspace: slow.workspace)
+        XCTAssertFalse(cancelExport(reason: .api), "nothing runs now")
+        XCTAssertEqual(waits.entries, [])
+    }
+}
+
+/// The cancel tokens and the registry of running exports, without media.
+final class ExportCancelTests: XCTestCase {
+    func testTheFirstReasonWins() {
+        let token = ExportCancelToken()
+        XCTAssertNil(token.reason)
+        token.cancel(.timeout)
+        token.cancel(.api)
+        XCTAssertEqual(token.reason, .timeout)
+
+        let raced = ExportCancelToken()
+        DispatchQueue.concurrentPerform(iterations: 64) { raced.cancel(CancelReason.allCases[$0 % 5]) }
+        let first = raced.reason
+        XCTAssertNotNil(first)
+        raced.cancel(.userInterrupt)
+        XCTAssertEqual(raced.reason, first, "one reason, kept")
+    }
+
+    func testCancelAllReachesEveryRunningExportAndSaysWhetherOneRan() {
+        let running = RunningExports()
+        XCTAssertFalse(running.cancelAll(.api), "none is running")
+        let finished = ExportCancelToken(), other = ExportCancelToken(), third = ExportCancelToken()
+        running.register(finished)
+        running.register(other)
+        running.register(third)
+        running.unregister(finished)
+        XCTAssertTrue(running.cancelAll(.api), "two still run")
+        XCTAssertNil(finished.reason, "an export that ended is not touched")
+        XCTAssertEqual(other.reason, .api)
+        XCTAssertEqual(third.reason, .api)
+        running.unregister(other)
+        running.unregister(third)
+        XCTAssertFalse(running.cancelAll(.api))
+    }
+
+    func testASignalStopsEveryRunningExportOrTheNextAndTheSecondOfItsKindMeansExit() {
+        let running = RunningExports()
+        let one = ExportCancelToken(), two = ExportCancelToken()
+        running.register(one)
+        running.register(two)
+        XCTAssertFalse(running.signal(.terminated))
+        XCTAssertEqual([one.reason, two.reason], [.terminated, .terminated])
+        XCTAssertFalse(running.signal(.userInterrupt), "a signal of another kind is not the user insisting")
+        XCTAssertTrue(running.signal(.terminated), "the second SIGTERM: exit now")
+        running.unregister(one)
+        running.unregister(two)
+
+        // Idle: the signal is forgotten, so it cannot stop a later export...
+        let later = ExportCancelToken()
+        running.register(later)
+        XCTAssertNil(later.reason)
+        running.unregister(later)
+        // ...but one that arrives while idle (the export still starting) stops the next to register.
+        XCTAssertFalse(running.signal(.userInterrupt))
+        let starting = ExportCancelToken()
+        running.register(starting)
+        XCTAssertEqual(starting.reason, .userInterrupt)
+        XCTAssertTrue(running.signal(.userInterrupt))
+        running.unregister(starting)
+    }
+}
+
+/// A one-way gate between a test and the threads exports report from: opened once, waited on with a deadline.
+private final class Gate: Sendable {
+    private let opened = Mutex(false)
+
+    func open() { opened.withLock { $0 = true } }
+
+    var isOpen: Bool { opened.withLock { $0 } }
+
+    /// Blocks this thread (an export's, inside its progress callback) until open; false if `seconds` passed first.
+    func wait(seconds: Double) -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while !isOpen {
+            guard ContinuousClock.now < deadline else { return false }
+            usleep(2000)
+        }
+        return true
+    }
+
+    /// The same from a task.
+    func waitAsync(seconds: Double) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while !isOpen {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return true
+    }
+}
+
+/// Waits that ran out, noted from export threads and checked by the test.
+private final class WaitLog: Sendable {
+    private let list = Mutex<[String]>([])
+
+    func add(_ entry: String) { list.withLock { $0.append(entry) } }
+
+    var entries: [String] { list.withLock { $0 } }
 }
 
 private final class ProgressLog: @unchecked Sendable {

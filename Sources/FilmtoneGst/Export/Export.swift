@@ -65,9 +65,10 @@ public struct ExportResult: Sendable {
 
 /// Runs an export: probe, decode → upright → scale → look → encode with a preset, into a temporary file beside
 /// the output that is renamed over it only after a clean end of stream; then the sidecar and the benchmark
-/// record. One export at a time per workspace (`EXPORT_BUSY`). Stops within a second on `cancelExport`,
-/// SIGINT/SIGTERM (with `ExportSignals.install()`), `ftgst cancel`, task cancellation or the timeout, leaving
-/// nothing at the output (`CANCELLED`, the reason as the message). `progress` is called from a worker thread.
+/// record. One export at a time per workspace (`EXPORT_BUSY`); exports in different workspaces run side by side.
+/// Stops within a second on `cancelExport`, SIGINT/SIGTERM (with `ExportSignals.install()`), `ftgst cancel` for
+/// its workspace, cancelling its task or its own timeout, leaving nothing at the output (`CANCELLED`, the reason
+/// as the message); the last three stop this export only. `progress` is called from a worker thread.
 public func runExport(_ options: ExportOptions, progress: (@Sendable (ExportProgress) -> Void)? = nil) async throws
     -> ExportResult
 {
@@ -154,20 +155,22 @@ struct ExportRun {
     static let renderingEnd = 0.97
 
     func run() throws -> ExportResult {
-        let controller = ExportCancelController.shared
-        controller.begin()
-        defer { controller.end() }
+        // This export's own stop point: its deadline, its task and its workspace's cancel request reach this one
+        // export only; `cancelExport` and the signals reach it (and any other running) while it is registered.
+        let token = ExportCancelToken()
+        RunningExports.shared.register(token)
+        defer { RunningExports.shared.unregister(token) }
         let lock = try request.workspace.lock()
         defer { withExtendedLifetime(lock) {} }
 
         let record = ExportRecorder(request: request)
         let deadline = request.options.timeoutMilliseconds.map { Deadline(after: $0) }
         let cancelReason: () -> CancelReason? = {
-            if let reason = controller.reason { return reason }
-            if request.workspace.cancelRequested { controller.cancel(.externalCommand) }
-            else if isTaskCancelled() { controller.cancel(.api) }
-            else if deadline?.hasPassed == true { controller.cancel(.timeout) }
-            return controller.reason
+            if let reason = token.reason { return reason }
+            if request.workspace.cancelRequested { token.cancel(.externalCommand) }
+            else if isTaskCancelled() { token.cancel(.api) }
+            else if deadline?.hasPassed == true { token.cancel(.timeout) }
+            return token.reason
         }
         // OUT, its sidecar and its record are StagedFiles until placed: whatever ends this function before that
         // (an error, a cancel) removes them, and a forced exit (a second Ctrl-C) does too.
@@ -251,9 +254,9 @@ struct ExportRun {
             var failure = (error as? FilmtoneError) ?? FilmtoneError(.internalError, "\(error)")
             // A cancel noticed inside a step (the probe's wait) is thrown by that step as plain "cancelled"; the
             // export's message is always the reason.
-            if failure.code == .cancelled, let reason = controller.reason { failure.message = reason.rawValue }
+            if failure.code == .cancelled, let reason = token.reason { failure.message = reason.rawValue }
             record.lapOpenStage()
-            let outcome: ExportRecorder.Outcome = failure.code == .cancelled ? .cancelled(controller.reason ?? .api)
+            let outcome: ExportRecorder.Outcome = failure.code == .cancelled ? .cancelled(token.reason ?? .api)
                 : .failed(failure)
             record.writeFailureRecord(in: request.workspace.records, outcome: outcome)
             throw failure
