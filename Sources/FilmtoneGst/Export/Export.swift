@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import FilmtoneCore
 import FilmtoneElements
 import GstKit
@@ -119,28 +120,15 @@ public func exportCommandLine(_ options: ExportOptions,
 
 // MARK: - Driver
 
-/// Counts the frames leaving the scaler, from the streaming thread.
-final class FrameCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var frames: Int64 = 0
+/// Counts frames on a streaming thread (a pad probe) for the export's thread to read.
+final class FrameCounter: Sendable {
+    private let frames = Mutex<Int64>(0)
 
-    func add() {
-        lock.lock()
-        frames += 1
-        lock.unlock()
-    }
+    func add() { frames.withLock { $0 += 1 } }
 
-    func set(_ value: Int) {
-        lock.lock()
-        frames = Int64(value)
-        lock.unlock()
-    }
+    func set(_ value: Int) { frames.withLock { $0 = Int64(value) } }
 
-    var count: Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return frames
-    }
+    var count: Int64 { frames.withLock { $0 } }
 }
 
 struct ExportRun {
