@@ -2,6 +2,7 @@
 
 import FilmtoneTestSupport
 import Foundation
+import Synchronization
 import XCTest
 @testable import FilmtoneGst
 @testable import FilmtoneCore
@@ -110,11 +111,212 @@ final class ExportPlanTests: XCTestCase {
     }
 }
 
+/// The decisions an export makes from its request, the source's probe and the presets: no media, no GStreamer,
+/// probe reports written by hand.
+final class ExportDecisionTests: XCTestCase {
+    private func preset(_ name: String, sources: String = "video", extensions: String, trims: Bool = true,
+                        depth: Int = 8) throws -> ExportPreset
+    {
+        let trim = trims ? "{trim} " : ""
+        return try ExportPreset.parse("""
+            extensions: \(extensions)
+            sources: \(sources)
+            even-size: yes
+            depth: \(depth)
+            audio: aac
+            pipeline:
+            {source} src. ! \(trim){size} ! {look} ! x264enc ! mux. {audio} mp4mux name=mux ! {output}
+            """, name: name, path: "\(name).preset")
+    }
+
+    private func presets() throws -> [ExportPreset] {
+        [try preset("vid", extensions: "mp4"), try preset("notrim", extensions: "mov", trims: false),
+         try preset("deep", extensions: "mkv", depth: 10), try preset("img", sources: "image", extensions: "png jpg")]
+    }
+
+    private func video(codec: String = "h264", display: (Int, Int) = (1920, 1080), rate: String? = "30/1",
+                       frames: Int64? = 90, bitDepth: Int? = 8) -> VideoStreamReport
+    {
+        VideoStreamReport(codec: codec, profile: nil, width: display.0, height: display.1, displayWidth: display.0,
+                          displayHeight: display.1, rotation: 0, pixelAspectRatio: "1/1", frameRate: rate,
+                          frameCount: frames, bitDepth: bitDepth, chromaFormat: "4:2:0", colorimetry: nil, hdr: .none)
+    }
+
+    private func clip(duration: Int64? = 3000, video: VideoStreamReport? = nil, audio: String? = "aac")
+        -> ProbeReport
+    {
+        ProbeReport(container: "mp4", isImage: false, durationMilliseconds: duration, video: video ?? self.video(),
+                    audio: audio.map { AudioStreamReport(codec: $0, channels: 2, sampleRate: 48000) },
+                    inputTransform: nil)
+    }
+
+    private func photo(codec: String = "jpeg") -> ProbeReport {
+        ProbeReport(container: codec, isImage: true, durationMilliseconds: nil,
+                    video: video(codec: codec, display: (240, 320), rate: nil, frames: 1), audio: nil,
+                    inputTransform: nil)
+    }
+
+    private func request(_ output: String, _ configure: (inout ExportOptions) -> Void = { _ in }) throws
+        -> ExportRequest
+    {
+        var options = ExportOptions(source: "/media/in.mp4")
+        options.output = "/out/" + output
+        configure(&options)
+        return try ExportRequest(options, environment: [:])
+    }
+
+    private func assertRefused(_ code: FilmtoneError.Code, _ text: String, file: StaticString = #filePath,
+                               line: UInt = #line, _ body: () throws -> Any)
+    {
+        XCTAssertThrowsError(try body(), file: file, line: line) { error in
+            XCTAssertEqual((error as? FilmtoneError)?.code, code, "\(error)", file: file, line: line)
+            XCTAssertTrue((error as? FilmtoneError)?.message.contains(text) == true, "\(error)", file: file, line: line)
+        }
+    }
+
+    private func plan(_ output: String, _ source: ProbeReport, _ configure: (inout ExportOptions) -> Void = { _ in })
+        throws -> ExportPlan
+    {
+        let request = try request(output, configure)
+        return try ExportPlan.make(request, source: source,
+                                   preset: try ExportPlan.preset(for: request, source: source, among: try presets()))
+    }
+
+    func testPresetIsTheNamedOneElseChosenByExtensionAndSourceKind() throws {
+        let all = try presets()
+        XCTAssertEqual(try ExportPlan.preset(for: try request("a.MP4"), source: clip(), among: all).name, "vid")
+        XCTAssertEqual(try ExportPlan.preset(for: try request("a.jpg"), source: photo(), among: all).name, "img")
+        XCTAssertEqual(try ExportPlan.preset(for: try request("a.webm") { $0.preset = "notrim" }, source: clip(),
+                                             among: all).name, "notrim", "a named preset writes any extension")
+        assertRefused(.invalidArgument, "no preset writes '.webm' for this video (.mp4, .mov, .mkv); name one") {
+            try ExportPlan.preset(for: try self.request("a.webm"), source: self.clip(), among: all)
+        }
+        assertRefused(.invalidArgument, "no preset writes no extension for this photo (.png, .jpg)") {
+            try ExportPlan.preset(for: try self.request("a"), source: self.photo(), among: all)
+        }
+        assertRefused(.invalidArgument, "no preset writes '.png' for this video") {
+            try ExportPlan.preset(for: try self.request("a.png"), source: self.clip(), among: all)
+        }
+        assertRefused(.invalidArgument, "preset img takes image sources; this source is a video") {
+            try ExportPlan.preset(for: try self.request("a.png") { $0.preset = "img" }, source: self.clip(), among: all)
+        }
+        assertRefused(.invalidArgument, "preset vid takes video sources; this source is a photo") {
+            try ExportPlan.preset(for: try self.request("a.mp4") { $0.preset = "vid" }, source: self.photo(), among: all)
+        }
+        assertRefused(.invalidArgument, "unknown preset 'nope' (known: vid, notrim, deep, img)") {
+            try ExportPlan.preset(for: try self.request("a.mp4") { $0.preset = "nope" }, source: self.clip(), among: all)
+        }
+    }
+
+    func testASourceWithoutPictureIsRefusedBeforeThePresetsAreRead() throws {
+        struct Unreadable: Error {}
+        let audioOnly = ProbeReport(container: "mp4", isImage: false, durationMilliseconds: 1000, video: nil,
+                                    audio: AudioStreamReport(codec: "aac", channels: 2, sampleRate: 48000),
+                                    inputTransform: nil)
+        func unreadable() throws -> [ExportPreset] { throw Unreadable() }
+        assertRefused(.unsupportedFormat, "no video or picture") {
+            try ExportPlan.preset(for: try self.request("a.mp4"), source: audioOnly, among: try unreadable())
+        }
+        assertRefused(.unsupportedFormat, "no video or picture") {
+            try ExportPlan.make(try self.request("a.mp4"), source: audioOnly, preset: try self.presets()[0])
+        }
+    }
+
+    func testCutIsNormalisedAndRefusedWhereItCannotBe() throws {
+        let vid = try presets()[0]
+        let notrim = try presets()[1]
+        XCTAssertEqual(try ExportPlan.keptRange(start: 0, end: nil, source: clip(), preset: notrim), ExportPlan.Trim(),
+                       "a start of 0 is no cut")
+        XCTAssertEqual(try ExportPlan.keptRange(start: 0, end: 3000, source: clip(), preset: notrim),
+                       ExportPlan.Trim(), "an end at the duration is no cut")
+        XCTAssertEqual(try ExportPlan.keptRange(start: 500, end: 9000, source: clip(), preset: vid),
+                       ExportPlan.Trim(start: 500, end: nil))
+        XCTAssertEqual(try ExportPlan.keptRange(start: 5000, end: nil, source: clip(duration: nil), preset: vid),
+                       ExportPlan.Trim(start: 5000, end: nil), "an unknown duration cannot refuse a start")
+        assertRefused(.invalidArgument, "--start-ms 3000 is at or beyond the end (3000 ms)") {
+            try ExportPlan.keptRange(start: 3000, end: nil, source: self.clip(), preset: vid)
+        }
+        assertRefused(.invalidArgument, "a photo cannot be trimmed") {
+            try ExportPlan.keptRange(start: 5, end: nil, source: self.photo(), preset: vid)
+        }
+        assertRefused(.invalidArgument, "preset notrim cannot trim") {
+            try ExportPlan.keptRange(start: 1000, end: 2000, source: self.clip(), preset: notrim)
+        }
+
+        let cut = try plan("a.mp4", clip()) {
+            $0.startMilliseconds = 1000
+            $0.endMilliseconds = 2000
+        }
+        XCTAssertEqual(cut.inputs.trim, ExportPlan.Trim(start: 1000, end: 2000))
+        let index = try XCTUnwrap(cut.words.firstIndex(of: "fttrim"))
+        XCTAssertEqual(Array(cut.words[index...].prefix(4)),
+                       ["fttrim", "name=trim", "start=1000000000", "stop=2000000000"])
+        XCTAssertTrue(cut.words.contains("name=audiotrim"), "the audio is cut the same")
+        XCTAssertFalse(try plan("a.mp4", clip()) { $0.startMilliseconds = 0 }.words.contains("fttrim"))
+    }
+
+    func testFrameTotalIsTheProbesCountOrTheFramesOnScreenInTheCut() {
+        XCTAssertEqual(ExportPlan.totalFrames(clip(), start: nil, end: nil), 90, "the probe's count")
+        XCTAssertEqual(ExportPlan.totalFrames(clip(video: video(frames: nil)), start: nil, end: nil), 90,
+                       "duration × rate")
+        XCTAssertEqual(ExportPlan.totalFrames(clip(), start: 1000, end: 2000), 30)
+        XCTAssertEqual(ExportPlan.totalFrames(clip(), start: 1010, end: 2000), 30, "the frame on screen at 1010 ms too")
+        XCTAssertEqual(ExportPlan.totalFrames(clip(), start: 1000, end: 2010), 31)
+        XCTAssertEqual(ExportPlan.totalFrames(clip(), start: 2000, end: 9000), 30, "the cut ends with the source")
+        XCTAssertEqual(ExportPlan.totalFrames(clip(video: video(rate: "30000/1001")), start: 0, end: nil), 90)
+        XCTAssertNil(ExportPlan.totalFrames(clip(video: video(rate: nil)), start: 1000, end: nil), "no rate")
+        XCTAssertNil(ExportPlan.totalFrames(clip(duration: nil, video: video(frames: nil)), start: nil, end: nil))
+        XCTAssertEqual(ExportPlan.totalFrames(photo(), start: nil, end: nil), 1)
+    }
+
+    func testMezzanineIsPlannedForVideosAndRefusedForAPhoto() throws {
+        XCTAssertTrue(try plan("a.mp4", clip()) { $0.mezzanine = true }.buildsMezzanine)
+        XCTAssertFalse(try plan("a.mp4", clip()).buildsMezzanine)
+        assertRefused(.invalidArgument, "a photo has no mezzanine") {
+            try self.plan("a.png", self.photo()) { $0.mezzanine = true }
+        }
+    }
+
+    func testPlanTakesSizeDepthAudioAndJPEGParsingFromTheProbe() throws {
+        let jpeg = try plan("p.png", photo())
+        XCTAssertEqual(Array(jpeg.words.prefix(5)), ["filesrc", "location=/media/in.mp4", "!", "jpegparse", "!"])
+        XCTAssertTrue(jpeg.words.contains("caps=video/x-raw,width=240,height=320,pixel-aspect-ratio=1/1"),
+                      "the probe's upright display size")
+        XCTAssertEqual(jpeg.totalFrames, 1)
+        XCTAssertFalse(try plan("p.png", photo(codec: "png")).words.contains("jpegparse"))
+
+        XCTAssertEqual(try plan("a.mkv", clip(video: video(bitDepth: 10))).depth, 10)
+        XCTAssertEqual(try plan("a.mkv", clip(video: video(bitDepth: 8))).depth, 8)
+        XCTAssertEqual(try plan("a.mp4", clip(video: video(bitDepth: 10))).depth, 8, "capped by the preset")
+        assertRefused(.invalidArgument, "--depth 10 needs a 10-bit preset") {
+            try self.plan("a.mp4", self.clip()) { $0.depth = .ten }
+        }
+        XCTAssertEqual(try plan("a.mp4", clip(audio: "aac")).audio, .copy)
+        XCTAssertEqual(try plan("a.mp4", clip(audio: "opus")).audio, .aac)
+        XCTAssertEqual(try plan("a.mp4", clip(audio: nil)).audio, .none)
+        assertRefused(.unsupportedFormat, "cannot copy opus audio") {
+            try self.plan("a.mp4", self.clip(audio: "opus")) { $0.audio = .copy }
+        }
+        let scaled = try plan("a.mp4", clip()) { $0.maxWidth = 641 }
+        XCTAssertEqual([scaled.width, scaled.height], [640, 360])
+    }
+
+    func testTheStagingFilesWordsDifferOnlyInTheFileSinksLocation() throws {
+        let plan = try plan("a.mp4", clip())
+        XCTAssertEqual(plan.words.last, "location=/out/a.mp4")
+        let staged = plan.words(writingTo: "/out/.a.mp4.ftgst-1-2.part")
+        XCTAssertEqual(staged.count, plan.words.count)
+        XCTAssertEqual(zip(plan.words, staged).filter { $0 != $1 }.map(\.1), ["location=/out/.a.mp4.ftgst-1-2.part"])
+    }
+}
+
 final class ExportAPITests: XCTestCase {
-    private func options(_ work: URL, source: String, output: String) -> ExportOptions {
+    private func options(_ work: URL, source: String, output: String, workspace: String = "workspace")
+        -> ExportOptions
+    {
         var options = ExportOptions(source: source)
         options.output = work.appendingPathComponent(output).path
-        options.workspace = work.appendingPathComponent("workspace").path
+        options.workspace = work.appendingPathComponent(workspace).path
         options.maxWidth = 160
         return options
     }
@@ -159,6 +361,233 @@ final class ExportAPITests: XCTestCase {
         XCTAssertEqual(result.frames, 90)
         XCTAssertGreaterThan(count, 2)
     }
+}
+
+/// Two exports side by side in one process, each in its own workspace (one export at a time per workspace). The
+/// order of events is forced with gates, never left to the machine's speed: the slow export (long.mp4) is held
+/// at its first event until the test has told it to stop, and the quick one (clip.mp4) is held as its rendering
+/// starts until then too, so it is running, polling its own stop conditions, while the slow one notices its stop
+/// and ends. Every gate is waited on with a deadline.
+final class ExportSideBySideTests: XCTestCase {
+    private func options(_ work: URL, _ fixture: String, output: String, workspace: String) throws -> ExportOptions {
+        var options = ExportOptions(source: try TestEnvironment.fixture(fixture))
+        options.output = work.appendingPathComponent(output).path
+        options.workspace = work.appendingPathComponent(workspace).path
+        options.maxWidth = 160
+        return options
+    }
+
+    /// Starts the slow export, held at its first event (registered, its workspace locked, its deadline running)
+    /// until `release` opens. `held` opens when it is.
+    private func startSlow(_ options: ExportOptions, held: Gate, release: Gate, waits: WaitLog)
+        -> Task<ExportResult, Error>
+    {
+        Task {
+            try await runExport(options) { _ in
+                guard !held.isOpen else { return }
+                held.open()
+                if !release.wait(seconds: 30) { waits.add("the slow export was never released") }
+            }
+        }
+    }
+
+    private func assertCancelled(_ task: Task<ExportResult, Error>, reason: CancelReason, workspace: String?,
+                                 file: StaticString = #filePath, line: UInt = #line) async throws
+    {
+        do {
+            _ = try await task.value
+            XCTFail("the slow export should have been stopped", file: file, line: line)
+        } catch let error as FilmtoneError {
+            XCTAssertEqual(error.code, .cancelled, "\(error)", file: file, line: line)
+            XCTAssertEqual(error.message, reason.rawValue, file: file, line: line)
+        }
+        let records = URL(fileURLWithPath: try XCTUnwrap(workspace)).appendingPathComponent("records")
+        let names = try FileManager.default.contentsOfDirectory(atPath: records.path)
+        XCTAssertEqual(names.count, 1, "\(names)", file: file, line: line)
+        let data = try XCTUnwrap(FileManager.default.contents(atPath: records.appendingPathComponent(names[0]).path))
+        let record = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        XCTAssertEqual(record["cancelReason"] as? String, reason.rawValue, file: file, line: line)
+    }
+
+    /// `stop` is called once both run; the slow export must then end `CANCELLED` with `reason`, and the quick one,
+    /// released with it from inside its rendering stage, must still finish.
+    private func assertStoppingTheSlowOneLeavesTheQuickOne(
+        reason: CancelReason, slow adjust: (inout ExportOptions) -> Void = { _ in },
+        stop: (_ slow: Task<ExportResult, Error>, _ slowWorkspace: URL) async throws -> Void,
+        file: StaticString = #filePath, line: UInt = #line) async throws
+    {
+        let work = try TestEnvironment.temporaryDirectory(self)
+        var slow = try options(work, "long.mp4", output: "slow.mp4", workspace: "slow-workspace")
+        adjust(&slow)
+        let quick = try options(work, "clip.mp4", output: "quick.mp4", workspace: "quick-workspace")
+        let slowHeld = Gate(), releaseSlow = Gate(), quickRendering = Gate()
+        let waits = WaitLog()
+        defer { for gate in [slowHeld, releaseSlow, quickRendering] { gate.open() } }
+
+        let slowTask = startSlow(slow, held: slowHeld, release: releaseSlow, waits: waits)
+        defer { slowTask.cancel() }  // a test that failed half-way leaves no export running into the next one
+        let quickTask = Task {
+            defer { quickRendering.open() }  // a quick export that fails early must not keep the test waiting
+            return try await runExport(quick) { event in
+                guard event.stage == .rendering, !quickRendering.isOpen else { return }
+                quickRendering.open()
+                if !releaseSlow.wait(seconds: 30) { waits.add("the slow export was never released") }
+            }
+        }
+        let slowRuns = await slowHeld.waitAsync(seconds: 30)
+        let quickRenders = await quickRendering.waitAsync(seconds: 30)
+        XCTAssertTrue(slowRuns && quickRenders, "both exports run", file: file, line: line)
+
+        try await stop(slowTask, URL(fileURLWithPath: try XCTUnwrap(slow.workspace)))
+        releaseSlow.open()
+        try await assertCancelled(slowTask, reason: reason, workspace: slow.workspace, file: file, line: line)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: try XCTUnwrap(slow.output)), file: file, line: line)
+
+        let result = try await quickTask.value
+        XCTAssertEqual(result.frames, 90, file: file, line: line)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: try XCTUnwrap(quick.output)), file: file, line: line)
+        XCTAssertEqual(waits.entries, [], file: file, line: line)
+    }
+
+    func testOneExportsTimeoutStopsItAloneWhileAnotherRenders() async throws {
+        try await assertStoppingTheSlowOneLeavesTheQuickOne(reason: .timeout, slow: { $0.timeoutMilliseconds = 300 }) {
+            _, _ in
+            // Its deadline started before its first event, which is held: past 300 ms now, whatever the machine.
+            try await Task.sleep(for: .milliseconds(400))
+        }
+    }
+
+    func testCancellingOneExportsTaskStopsItAloneWhileAnotherRenders() async throws {
+        try await assertStoppingTheSlowOneLeavesTheQuickOne(reason: .api) { slow, _ in slow.cancel() }
+    }
+
+    func testACancelRequestInOneWorkspaceStopsItsExportAloneWhileAnotherRenders() async throws {
+        // What `ftgst cancel --workspace` writes.
+        try await assertStoppingTheSlowOneLeavesTheQuickOne(reason: .externalCommand) { _, workspace in
+            try Workspace(folder: workspace).requestCancel()
+        }
+    }
+
+    func testCancelExportReachesTheExportStillRunningAfterAnotherFinished() async throws {
+        let work = try TestEnvironment.temporaryDirectory(self)
+        let slow = try options(work, "long.mp4", output: "slow.mp4", workspace: "slow-workspace")
+        let quick = try options(work, "clip.mp4", output: "quick.mp4", workspace: "quick-workspace")
+        let slowHeld = Gate(), releaseSlow = Gate()
+        let waits = WaitLog()
+        defer { for gate in [slowHeld, releaseSlow] { gate.open() } }
+        XCTAssertFalse(cancelExport(reason: .api), "nothing runs yet")
+
+        let slowTask = startSlow(slow, held: slowHeld, release: releaseSlow, waits: waits)
+        defer { slowTask.cancel() }  // a test that failed half-way leaves no export running into the next one
+        let slowRuns = await slowHeld.waitAsync(seconds: 30)
+        XCTAssertTrue(slowRuns, "the slow export runs")
+        let result = try await runExport(quick)
+        XCTAssertEqual(result.frames, 90, "the quick export finished beside the slow one")
+        XCTAssertTrue(cancelExport(reason: .api), "the slow export still runs after the quick one ended")
+        releaseSlow.open()
+        try await assertCancelled(slowTask, reason: .api, workspace: slow.workspace)
+        XCTAssertFalse(cancelExport(reason: .api), "nothing runs now")
+        XCTAssertEqual(waits.entries, [])
+    }
+}
+
+/// The cancel tokens and the registry of running exports, without media.
+final class ExportCancelTests: XCTestCase {
+    func testTheFirstReasonWins() {
+        let token = ExportCancelToken()
+        XCTAssertNil(token.reason)
+        token.cancel(.timeout)
+        token.cancel(.api)
+        XCTAssertEqual(token.reason, .timeout)
+
+        let raced = ExportCancelToken()
+        DispatchQueue.concurrentPerform(iterations: 64) { raced.cancel(CancelReason.allCases[$0 % 5]) }
+        let first = raced.reason
+        XCTAssertNotNil(first)
+        raced.cancel(.userInterrupt)
+        XCTAssertEqual(raced.reason, first, "one reason, kept")
+    }
+
+    func testCancelAllReachesEveryRunningExportAndSaysWhetherOneRan() {
+        let running = RunningExports()
+        XCTAssertFalse(running.cancelAll(.api), "none is running")
+        let finished = ExportCancelToken(), other = ExportCancelToken(), third = ExportCancelToken()
+        running.register(finished)
+        running.register(other)
+        running.register(third)
+        running.unregister(finished)
+        XCTAssertTrue(running.cancelAll(.api), "two still run")
+        XCTAssertNil(finished.reason, "an export that ended is not touched")
+        XCTAssertEqual(other.reason, .api)
+        XCTAssertEqual(third.reason, .api)
+        running.unregister(other)
+        running.unregister(third)
+        XCTAssertFalse(running.cancelAll(.api))
+    }
+
+    func testASignalStopsEveryRunningExportOrTheNextAndTheSecondOfItsKindMeansExit() {
+        let running = RunningExports()
+        let one = ExportCancelToken(), two = ExportCancelToken()
+        running.register(one)
+        running.register(two)
+        XCTAssertFalse(running.signal(.terminated))
+        XCTAssertEqual([one.reason, two.reason], [.terminated, .terminated])
+        XCTAssertFalse(running.signal(.userInterrupt), "a signal of another kind is not the user insisting")
+        XCTAssertTrue(running.signal(.terminated), "the second SIGTERM: exit now")
+        running.unregister(one)
+        running.unregister(two)
+
+        // Idle: the signal is forgotten, so it cannot stop a later export...
+        let later = ExportCancelToken()
+        running.register(later)
+        XCTAssertNil(later.reason)
+        running.unregister(later)
+        // ...but one that arrives while idle (the export still starting) stops the next to register.
+        XCTAssertFalse(running.signal(.userInterrupt))
+        let starting = ExportCancelToken()
+        running.register(starting)
+        XCTAssertEqual(starting.reason, .userInterrupt)
+        XCTAssertTrue(running.signal(.userInterrupt))
+        running.unregister(starting)
+    }
+}
+
+/// A one-way gate between a test and the threads exports report from: opened once, waited on with a deadline.
+private final class Gate: Sendable {
+    private let opened = Mutex(false)
+
+    func open() { opened.withLock { $0 = true } }
+
+    var isOpen: Bool { opened.withLock { $0 } }
+
+    /// Blocks this thread (an export's, inside its progress callback) until open; false if `seconds` passed first.
+    func wait(seconds: Double) -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while !isOpen {
+            guard ContinuousClock.now < deadline else { return false }
+            usleep(2000)
+        }
+        return true
+    }
+
+    /// The same from a task.
+    func waitAsync(seconds: Double) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while !isOpen {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return true
+    }
+}
+
+/// Waits that ran out, noted from export threads and checked by the test.
+private final class WaitLog: Sendable {
+    private let list = Mutex<[String]>([])
+
+    func add(_ entry: String) { list.withLock { $0.append(entry) } }
+
+    var entries: [String] { list.withLock { $0 } }
 }
 
 private final class ProgressLog: @unchecked Sendable {

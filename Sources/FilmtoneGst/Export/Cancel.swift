@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import FilmtoneCore
 
 /// Why an export stopped early. One vocabulary for every way of stopping one; the CLI prints it as
@@ -17,59 +18,81 @@ public enum CancelReason: String, Sendable, CaseIterable {
     case timeout
 }
 
-/// The one stop point of this process's export: signals, `ftgst cancel` (through the workspace), the library
-/// call and task cancellation all end here, and the first reason wins.
-final class ExportCancelController: @unchecked Sendable {
-    static let shared = ExportCancelController()
+/// One export's stop point. Everything that may stop this export records a reason here: its own deadline, its
+/// task, its workspace's cancel request, and (through `RunningExports`) `cancelExport` and the signals. The first
+/// reason wins. The export's loop reads it from its thread; the others write from theirs.
+final class ExportCancelToken: Sendable {
+    private let recorded = Mutex<CancelReason?>(nil)
 
-    private let lock = NSLock()
-    private var running = false
-    private var pending: CancelReason? = nil
-
-    /// An export starts. Reasons from earlier runs were forgotten by `end()`; a signal that arrived while this
-    /// one was starting is kept and stops it at its first check.
-    func begin() {
-        lock.lock()
-        running = true
-        lock.unlock()
+    /// Records `reason` unless one is already recorded.
+    func cancel(_ reason: CancelReason) {
+        recorded.withLock { if $0 == nil { $0 = reason } }
     }
 
-    func end() {
-        lock.lock()
-        running = false
-        pending = nil
-        lock.unlock()
+    var reason: CancelReason? { recorded.withLock { $0 } }
+}
+
+/// The exports running in this process: what is meant for all of them (`cancelExport`, SIGINT, SIGTERM) reaches
+/// each of their tokens, and only that does. An export is running from `register` to `unregister`.
+final class RunningExports: Sendable {
+    static let shared = RunningExports()
+
+    private struct State {
+        var tokens: [ExportCancelToken] = []
+        /// The first signal since exports were last idle. Kept for an export that registers after it (a Ctrl-C
+        /// while it was starting stops it at its first check); a second of the same kind means "exit now".
+        var signal: CancelReason? = nil
     }
 
-    /// Records `reason` unless one is already recorded. An API call with no export running does nothing
-    /// (returns false); a signal (`evenIfIdle`) is kept for the export that is about to start.
-    @discardableResult
-    func cancel(_ reason: CancelReason, evenIfIdle: Bool = false) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard running || evenIfIdle else { return false }
-        if pending == nil { pending = reason }
-        return true
+    private let state = Mutex(State())
+
+    func register(_ token: ExportCancelToken) {
+        state.withLock { state in
+            state.tokens.append(token)
+            if let signal = state.signal { token.cancel(signal) }
+        }
     }
 
-    var reason: CancelReason? {
-        lock.lock()
-        defer { lock.unlock() }
-        return pending
+    /// The last export to go also forgets the signal, so it cannot stop a later one.
+    func unregister(_ token: ExportCancelToken) {
+        state.withLock { state in
+            state.tokens.removeAll { $0 === token }
+            if state.tokens.isEmpty { state.signal = nil }
+        }
+    }
+
+    /// Cancels every running export for `reason`. False when none is running.
+    func cancelAll(_ reason: CancelReason) -> Bool {
+        state.withLock { state in
+            for token in state.tokens { token.cancel(reason) }
+            return !state.tokens.isEmpty
+        }
+    }
+
+    /// A signal for `reason`: cancels every running export, or is kept for the next one to register. Returns
+    /// true when a signal of the same kind is already pending: the user insists, the caller exits.
+    func signal(_ reason: CancelReason) -> Bool {
+        state.withLock { state in
+            if state.signal == reason { return true }
+            if state.signal == nil { state.signal = reason }
+            for token in state.tokens { token.cancel(reason) }
+            return false
+        }
     }
 }
 
-/// Stops the export running in this process, for `reason`. Returns false when none is running. The export
-/// stops within a second, removes its partial output and throws `CANCELLED`.
+/// Stops the exports running in this process, for `reason`. Returns false when none is running. Each stops
+/// within a second, removes its partial output and throws `CANCELLED`. To stop one export of several, cancel
+/// its task (or give it a `timeoutMilliseconds`).
 @discardableResult
 public func cancelExport(reason: CancelReason = .api) -> Bool {
-    ExportCancelController.shared.cancel(reason)
+    RunningExports.shared.cancelAll(reason)
 }
 
-/// Routes SIGINT (`userInterrupt`) and SIGTERM (`terminated`) to the cancel controller, for programs that run
-/// exports (the CLI does). The handler only writes the signal number to a pipe (async-signal-safe); a thread
-/// reads it and records the reason. A second signal of the same kind while one is pending exits at once (130),
-/// as a user pressing Ctrl-C twice expects.
+/// Routes SIGINT (`userInterrupt`) and SIGTERM (`terminated`) to the exports running in this process (or the
+/// next to start), for programs that run exports (the CLI does). The handler only writes the signal number to a
+/// pipe (async-signal-safe); a thread reads it and records the reason in `RunningExports`. A second signal of the
+/// same kind while one is pending exits at once (130), as a user pressing Ctrl-C twice expects.
 public enum ExportSignals {
     private static let installed = AtomicFlag()
     // Written once before the handlers are installed, then only read (from the handler).
@@ -101,12 +124,11 @@ public enum ExportSignals {
                 if count < 0, errno == EINTR { continue }
                 guard count == 1 else { return }
                 let reason: CancelReason = Int32(byte) == SIGINT ? .userInterrupt : .terminated
-                if ExportCancelController.shared.reason == reason {
+                if RunningExports.shared.signal(reason) {
                     // The user insists: stop now, but still leave no half-written file behind.
                     StagedFile.removeAllInFlight()
                     exit(130)
                 }
-                ExportCancelController.shared.cancel(reason, evenIfIdle: true)
             }
         }
     }

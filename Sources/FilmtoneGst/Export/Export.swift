@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import FilmtoneCore
 import FilmtoneElements
 import GstKit
@@ -65,9 +66,10 @@ public struct ExportResult: Sendable {
 
 /// Runs an export: probe, decode → upright → scale → look → encode with a preset, into a temporary file beside
 /// the output that is renamed over it only after a clean end of stream; then the sidecar and the benchmark
-/// record. One export at a time per workspace (`EXPORT_BUSY`). Stops within a second on `cancelExport`,
-/// SIGINT/SIGTERM (with `ExportSignals.install()`), `ftgst cancel`, task cancellation or the timeout, leaving
-/// nothing at the output (`CANCELLED`, the reason as the message). `progress` is called from a worker thread.
+/// record. One export at a time per workspace (`EXPORT_BUSY`); exports in different workspaces run side by side.
+/// Stops within a second on `cancelExport`, SIGINT/SIGTERM (with `ExportSignals.install()`), `ftgst cancel` for
+/// its workspace, cancelling its task or its own timeout, leaving nothing at the output (`CANCELLED`, the reason
+/// as the message); the last three stop this export only. `progress` is called from a worker thread.
 public func runExport(_ options: ExportOptions, progress: (@Sendable (ExportProgress) -> Void)? = nil) async throws
     -> ExportResult
 {
@@ -108,37 +110,25 @@ public func exportCommandLine(_ options: ExportOptions,
     return try await runDetached { isCancelled in
         try request.source.checkExists()
         let report = try ExportRun.probe(request, isCancelled: isCancelled)
-        let preset = try ExportRun.preset(for: request, report: report, environment: environment)
-        let plan = try ExportRun.plan(request, report: report, preset: preset, output: request.output.path)
-        let plugins = ExportRun.needsPlugin(plan.words) ? ExportRun.pluginDirectory(environment) : nil
+        let preset = try ExportPlan.preset(for: request, source: report,
+                                           among: try ExportPresets.all(environment: environment))
+        let plan = try ExportPlan.make(request, source: report, preset: preset)
+        let plugins = ExportPlan.needsPlugin(plan.words) ? ExportRun.pluginDirectory(environment) : nil
         return ExportPlan.shellCommand(words: plan.words, pluginDirectory: plugins)
     }
 }
 
 // MARK: - Driver
 
-/// Counts the frames leaving the scaler, from the streaming thread.
-final class FrameCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var frames: Int64 = 0
+/// Counts frames on a streaming thread (a pad probe) for the export's thread to read.
+final class FrameCounter: Sendable {
+    private let frames = Mutex<Int64>(0)
 
-    func add() {
-        lock.lock()
-        frames += 1
-        lock.unlock()
-    }
+    func add() { frames.withLock { $0 += 1 } }
 
-    func set(_ value: Int) {
-        lock.lock()
-        frames = Int64(value)
-        lock.unlock()
-    }
+    func set(_ value: Int) { frames.withLock { $0 = Int64(value) } }
 
-    var count: Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        return frames
-    }
+    var count: Int64 { frames.withLock { $0 } }
 }
 
 struct ExportRun {
@@ -153,20 +143,22 @@ struct ExportRun {
     static let renderingEnd = 0.97
 
     func run() throws -> ExportResult {
-        let controller = ExportCancelController.shared
-        controller.begin()
-        defer { controller.end() }
+        // This export's own stop point: its deadline, its task and its workspace's cancel request reach this one
+        // export only; `cancelExport` and the signals reach it (and any other running) while it is registered.
+        let token = ExportCancelToken()
+        RunningExports.shared.register(token)
+        defer { RunningExports.shared.unregister(token) }
         let lock = try request.workspace.lock()
         defer { withExtendedLifetime(lock) {} }
 
         let record = ExportRecorder(request: request)
         let deadline = request.options.timeoutMilliseconds.map { Deadline(after: $0) }
         let cancelReason: () -> CancelReason? = {
-            if let reason = controller.reason { return reason }
-            if request.workspace.cancelRequested { controller.cancel(.externalCommand) }
-            else if isTaskCancelled() { controller.cancel(.api) }
-            else if deadline?.hasPassed == true { controller.cancel(.timeout) }
-            return controller.reason
+            if let reason = token.reason { return reason }
+            if request.workspace.cancelRequested { token.cancel(.externalCommand) }
+            else if isTaskCancelled() { token.cancel(.api) }
+            else if deadline?.hasPassed == true { token.cancel(.timeout) }
+            return token.reason
         }
         // OUT, its sidecar and its record are StagedFiles until placed: whatever ends this function before that
         // (an error, a cancel) removes them, and a forced exit (a second Ctrl-C) does too.
@@ -184,36 +176,35 @@ struct ExportRun {
             let source = try ExportRun.probe(request, isCancelled: { cancelReason() != nil })
             try ExportRun.throwIfCancelled(cancelReason())
             record.source = source
-            let preset = try ExportRun.preset(for: request, report: source, environment: ProcessInfo.processInfo.environment)
+            let preset = try ExportPlan.preset(
+                for: request, source: source,
+                among: try ExportPresets.all(environment: ProcessInfo.processInfo.environment))
             record.preset = preset
-            let total = ExportRun.totalFrames(source, start: request.options.startMilliseconds,
-                                              end: request.options.endMilliseconds)
+            let plan = try ExportPlan.make(request, source: source, preset: preset)
             record.lap(.probing)
-            report(ExportProgress(stage: .probing, progress: ExportRun.probingEnd, currentFrame: 0, totalFrames: total,
-                                  framesPerSecond: 0))
+            report(ExportProgress(stage: .probing, progress: ExportRun.probingEnd, currentFrame: 0,
+                                  totalFrames: plan.totalFrames, framesPerSecond: 0))
 
             // Mezzanine (asked for): the source's intra-frame copy, so previews of it scrub fast afterwards.
             var renderingStart = ExportRun.probingEnd
-            if request.options.mezzanine {
-                guard !source.isImage else { throw FilmtoneError(.invalidArgument, "a photo has no mezzanine") }
-                record.mezzanine = try buildMezzanine(total: total, cancelReason: cancelReason, report: report)
+            if plan.buildsMezzanine {
+                record.mezzanine = try buildMezzanine(total: plan.totalFrames, cancelReason: cancelReason,
+                                                      report: report)
                 record.lap(.mezzanine)
                 renderingStart = ExportRun.mezzanineEnd
             }
 
             // Rendering
             let staging = try ExportRun.stagingFile(for: request)
-            let plan = try ExportRun.plan(request, report: source, preset: preset, output: staging.path)
-            record.plan = try ExportRun.plan(request, report: source, preset: preset, output: request.output.path)
-            let frames = try render(plan, totalFrames: total, sourceDuration: source.durationMilliseconds,
-                                    startingAt: renderingStart, cancelReason: cancelReason, report: report,
-                                    record: record)
+            let frames = try render(plan.words(writingTo: staging.path), totalFrames: plan.totalFrames,
+                                    sourceDuration: source.durationMilliseconds, startingAt: renderingStart,
+                                    cancelReason: cancelReason, report: report, record: record)
             record.frames = frames
             record.lap(.rendering)
 
             // Finalizing
             report(ExportProgress(stage: .finalizing, progress: ExportRun.renderingEnd, currentFrame: frames,
-                                  totalFrames: total ?? frames, framesPerSecond: record.framesPerSecond))
+                                  totalFrames: plan.totalFrames ?? frames, framesPerSecond: record.framesPerSecond))
             try ExportRun.throwIfCancelled(cancelReason())
             // Everything is written beside OUT under temporary names first and moved into place last, so a
             // failure at any point leaves neither OUT nor a sidecar without its file.
@@ -243,13 +234,17 @@ struct ExportRun {
                     throw error
                 }
             }
-            report(ExportProgress(stage: .finalizing, progress: 1, currentFrame: frames, totalFrames: total ?? frames,
-                                  framesPerSecond: record.framesPerSecond, remainingMilliseconds: 0))
+            report(ExportProgress(stage: .finalizing, progress: 1, currentFrame: frames,
+                                  totalFrames: plan.totalFrames ?? frames, framesPerSecond: record.framesPerSecond,
+                                  remainingMilliseconds: 0))
             return result
         } catch {
-            let failure = (error as? FilmtoneError) ?? FilmtoneError(.internalError, "\(error)")
+            var failure = (error as? FilmtoneError) ?? FilmtoneError(.internalError, "\(error)")
+            // A cancel noticed inside a step (the probe's wait) is thrown by that step as plain "cancelled"; the
+            // export's message is always the reason.
+            if failure.code == .cancelled, let reason = token.reason { failure.message = reason.rawValue }
             record.lapOpenStage()
-            let outcome: ExportRecorder.Outcome = failure.code == .cancelled ? .cancelled(controller.reason ?? .api)
+            let outcome: ExportRecorder.Outcome = failure.code == .cancelled ? .cancelled(token.reason ?? .api)
                 : .failed(failure)
             record.writeFailureRecord(in: request.workspace.records, outcome: outcome)
             throw failure
@@ -260,13 +255,14 @@ struct ExportRun {
         if let reason { throw FilmtoneError(.cancelled, reason.rawValue) }
     }
 
-    /// Plays the pipeline to its end, reporting progress every ~150 ms. Returns the frames rendered.
-    private func render(_ plan: ExportPlan, totalFrames: Int64?, sourceDuration: Int64?, startingAt: Double,
+    /// Plays the pipeline `words` describe to its end, reporting progress every ~150 ms. Returns the frames
+    /// rendered.
+    private func render(_ words: [String], totalFrames: Int64?, sourceDuration: Int64?, startingAt: Double,
                         cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void,
                         record: ExportRecorder) throws -> Int64
     {
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
-        let pipeline = try Pipeline(words: plan.words)
+        let pipeline = try Pipeline(words: words)
         defer { pipeline.stop() }
         let counter = FrameCounter()
         guard let pad = try pipeline.element(named: "size").staticPad("src") else {
@@ -284,6 +280,9 @@ struct ExportRun {
                 return .pass
             }
         }
+        // The stage is reported as it starts, as the mezzanine's is: a short render may end before the first tick.
+        report(ExportProgress(stage: .rendering, progress: startingAt, currentFrame: 0, totalFrames: totalFrames,
+                              framesPerSecond: 0))
         let started = ContinuousClock.now
         pipeline.play()
         var lastTick = ContinuousClock.now
@@ -394,81 +393,6 @@ struct ExportRun {
 
     static func probeFile(_ path: String, isCancelled: @escaping () -> Bool) throws -> ProbeReport {
         try Prober(request: try ProbeRequest(ProbeOptions(source: path)), isCancelled: isCancelled).probe()
-    }
-
-    static func preset(for request: ExportRequest, report: ProbeReport, environment: [String: String]) throws
-        -> ExportPreset
-    {
-        guard report.video != nil else {
-            throw FilmtoneError(.unsupportedFormat, "the source has no video or picture to export")
-        }
-        let preset: ExportPreset
-        if let name = request.options.preset {
-            preset = try ExportPresets.named(name, environment: environment)
-        } else {
-            guard let chosen = ExportPresets.choose(for: request.output.path, isImage: report.isImage,
-                                                    among: try ExportPresets.all(environment: environment))
-            else {
-                let ext = request.output.pathExtension.isEmpty ? "no extension" : "'.\(request.output.pathExtension)'"
-                let kinds = try ExportPresets.all(environment: environment)
-                    .filter { $0.sources == (report.isImage ? .image : .video) }
-                    .flatMap { $0.extensions.map { ".\($0)" } }
-                throw FilmtoneError(.invalidArgument, "no preset writes \(ext) for this \(report.isImage ? "photo" : "video") "
-                                        + "(\(kinds.joined(separator: ", "))); name one with --preset (ftgst presets)")
-            }
-            preset = chosen
-        }
-        let kind: ExportPreset.SourceKind = report.isImage ? .image : .video
-        guard preset.sources == kind else {
-            throw FilmtoneError(.invalidArgument, "preset \(preset.name) takes \(preset.sources.rawValue) sources; "
-                                    + "this source is a \(report.isImage ? "photo" : "video")")
-        }
-        return preset
-    }
-
-    static func plan(_ request: ExportRequest, report: ProbeReport, preset: ExportPreset, output: String) throws
-        -> ExportPlan
-    {
-        let video = report.video!
-        var trim: (start: Int64?, end: Int64?) = (request.options.startMilliseconds, request.options.endMilliseconds)
-        if trim.start == 0 { trim.start = nil }
-        if trim.start != nil || trim.end != nil {
-            guard !report.isImage else { throw FilmtoneError(.invalidArgument, "a photo cannot be trimmed") }
-            if let start = trim.start, let duration = report.durationMilliseconds, start >= duration {
-                throw FilmtoneError(.invalidArgument, "--start-ms \(start) is at or beyond the end (\(duration) ms)")
-            }
-            if let end = trim.end, let duration = report.durationMilliseconds, end >= duration { trim.end = nil }
-        }
-        guard preset.template.contains("{trim}") || (trim.start == nil && trim.end == nil) else {
-            throw FilmtoneError(.invalidArgument, "preset \(preset.name) cannot trim (its pipeline has no {trim})")
-        }
-        return try ExportPlan.make(preset: preset, ExportPlan.Inputs(
-            source: request.source, headers: request.headers, isJPEG: report.isImage && video.codec == "jpeg",
-            displayWidth: video.displayWidth, displayHeight: video.displayHeight,
-            maxWidth: request.options.maxWidth, maxHeight: request.options.maxHeight, look: request.look, depth: request.options.depth,
-            sourceDepth: video.bitDepth, trim: trim,
-            audio: request.options.audio, sourceAudioCodec: report.audio?.codec, output: output))
-    }
-
-    /// Frames the export will render: the probe's count, or duration × rate; for a cut, the frames on screen
-    /// in [start, end) (the one showing at start included).
-    static func totalFrames(_ report: ProbeReport, start: Int64?, end: Int64?) -> Int64? {
-        guard let video = report.video else { return nil }
-        if report.isImage { return 1 }
-        let parts = (video.frameRate ?? "").split(separator: "/").compactMap { Double($0) }
-        let rate = parts.count == 2 && parts[0] > 0 && parts[1] > 0 ? parts[0] / parts[1] : nil
-        if start == nil && end == nil, let count = video.frameCount, count > 0 { return count }
-        guard let rate, let duration = report.durationMilliseconds else { return nil }
-        let from = Double(start ?? 0) / 1000
-        let to = Double(min(end ?? duration, duration)) / 1000
-        let first = (from * rate + 1e-6).rounded(.down)
-        let last = (to * rate - 1e-6).rounded(.up)
-        return max(0, Int64(last - first))
-    }
-
-    /// Whether the pipeline uses an element of ftgst's own plugin (`ftlut`, `fttrim`).
-    static func needsPlugin(_ words: [String]) -> Bool {
-        words.contains(LUTFilterElement.factoryName) || words.contains(TrimElement.factoryName)
     }
 
     /// The plugin folder for `--dry-run`'s `GST_PLUGIN_PATH`: `$FTGST_PLUGIN_DIR`, else the folder `make`

@@ -24,19 +24,35 @@ public enum ExportDepth: String, Sendable, CaseIterable {
     case ten = "10"
 }
 
-/// The pure part of an export: the preset's template filled in for one source, as gst-launch words. The same
+/// The pure part of an export: every decision that needs nothing but the request, the source's probe and the
+/// presets (`preset(for:source:among:)`, then `make(_:source:preset:)`: which preset, the kept range, the frame
+/// total, the size, audio and depth), and the preset's template filled in with them as gst-launch words. The same
 /// words are parsed in process (`gst_parse_launchv`) and printed by `--dry-run`, so the two cannot drift.
 struct ExportPlan: Equatable {
-    /// The words of the pipeline description, placeholders filled.
-    var words: [String]
+    /// The preset whose template is filled.
+    var preset: ExportPreset
+    /// What the template is filled with; `inputs.output` is OUT (`words(writingTo:)` writes elsewhere).
+    var inputs: Inputs
     var width: Int
     var height: Int
     /// The audio mode actually used (`auto` resolved).
     var audio: AudioMode
     /// Bits per channel between decoding and encoding: 8 or 10.
     var depth: Int
+    /// Frames the export will render (`totalFrames(_:start:end:)`); nil when the source does not say.
+    var totalFrames: Int64? = nil
+    /// Build (or find) the source's mezzanine before rendering.
+    var buildsMezzanine: Bool = false
 
-    struct Inputs {
+    /// The kept range in stream time (ms): nil start = from the beginning, nil end = to the end.
+    struct Trim: Equatable {
+        var start: Int64? = nil
+        var end: Int64? = nil
+
+        var isWhole: Bool { start == nil && end == nil }
+    }
+
+    struct Inputs: Equatable {
         var source: MediaSource
         var headers: [HTTPHeader]
         /// The probe says the source is a JPEG photo: put `jpegparse` in front so EXIF orientation is applied
@@ -50,38 +66,49 @@ struct ExportPlan: Equatable {
         /// `--depth`, and the source's bit depth from the probe (nil: unknown, taken as 8).
         var depth: ExportDepth = .auto
         var sourceDepth: Int? = nil
-        /// The kept range in stream time (ms): nil start = from the beginning, nil end = to the end.
-        var trim: (start: Int64?, end: Int64?) = (nil, nil)
+        var trim = Trim()
         var audio: AudioMode
         /// The source's audio codec (probe's short name), nil without audio.
         var sourceAudioCodec: String?
         var output: String
     }
 
-    /// Fills `preset`'s template. Throws `UNSUPPORTED_FORMAT` when `--audio copy` cannot be honoured.
+    /// The words of the pipeline description writing OUT: what `--dry-run` prints and the sidecar records.
+    var words: [String] { words(writingTo: inputs.output) }
+
+    /// The same pipeline writing `output` instead (the driver's staging file beside OUT): only `filesink`'s
+    /// location differs.
+    func words(writingTo output: String) -> [String] {
+        var words: [String] = []
+        for word in preset.template {
+            switch word {
+            case "{source}": words += ExportPlan.sourceWords(inputs, audio: audio)
+            case "{size}":
+                words += ["capsfilter", "name=size",
+                          "caps=video/x-raw,width=\(width),height=\(height),pixel-aspect-ratio=1/1"]
+            case "{look}":
+                words += ExportPlan.workingFormat(look: inputs.look != nil, depth: depth,
+                                                  sourceDepth: inputs.sourceDepth,
+                                                  encoderFormat: ExportPlan.encoderFormat(preset))
+                    + (inputs.look.map(ExportPlan.lookWords) ?? [])
+            case "{trim}": words += ExportPlan.trimWords(inputs.trim, name: "trim")
+            case "{audio}":
+                words += ExportPlan.audioWords(audio, trim: ExportPlan.trimWords(inputs.trim, name: "audiotrim"))
+            case "{output}": words += ["filesink", "location=\(output)"]
+            default: words.append(word)
+            }
+        }
+        return ExportPlan.collapseLinks(words)
+    }
+
+    /// Fills `preset`'s template. Throws `UNSUPPORTED_FORMAT` when `--audio copy` cannot be honoured,
+    /// `INVALID_ARGUMENT` when `--depth` asks for more than the preset carries.
     static func make(preset: ExportPreset, _ inputs: Inputs) throws -> ExportPlan {
         let size = outputSize(displayWidth: inputs.displayWidth, displayHeight: inputs.displayHeight,
                               maxWidth: inputs.maxWidth, maxHeight: inputs.maxHeight, even: preset.evenSize)
         let audio = try resolveAudio(inputs.audio, sourceCodec: inputs.sourceAudioCodec, preset: preset)
         let depth = try resolveDepth(inputs.depth, sourceDepth: inputs.sourceDepth, preset: preset)
-        var words: [String] = []
-        for word in preset.template {
-            switch word {
-            case "{source}": words += sourceWords(inputs, audio: audio)
-            case "{size}":
-                words += ["capsfilter", "name=size",
-                          "caps=video/x-raw,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1"]
-            case "{look}":
-                words += workingFormat(look: inputs.look != nil, depth: depth, sourceDepth: inputs.sourceDepth,
-                                       encoderFormat: encoderFormat(preset))
-                    + (inputs.look.map(lookWords) ?? [])
-            case "{trim}": words += trimWords(inputs.trim, name: "trim")
-            case "{audio}": words += audioWords(audio, trim: trimWords(inputs.trim, name: "audiotrim"))
-            case "{output}": words += ["filesink", "location=\(inputs.output)"]
-            default: words.append(word)
-            }
-        }
-        return ExportPlan(words: collapseLinks(words), width: size.width, height: size.height, audio: audio,
+        return ExportPlan(preset: preset, inputs: inputs, width: size.width, height: size.height, audio: audio,
                           depth: depth)
     }
 
@@ -189,6 +216,12 @@ struct ExportPlan: Equatable {
         return (["headers"] + fields).joined(separator: ",")
     }
 
+    /// Whether the pipeline uses an element of ftgst's own plugin (`ftlut`, `fttrim`): then `--dry-run` and the
+    /// sidecar's command need the plugin folder in `GST_PLUGIN_PATH`.
+    static func needsPlugin(_ words: [String]) -> Bool {
+        words.contains(LUTFilterElement.factoryName) || words.contains(TrimElement.factoryName)
+    }
+
     private static func lookWords(_ look: LookSettings) -> [String] {
         var words = [LUTFilterElement.factoryName, "name=look"]
         if let input = look.inputLUT { words.append("input-lut=\(input)") }
@@ -199,8 +232,8 @@ struct ExportPlan: Equatable {
     }
 
     /// `fttrim` (the ftgst plugin's range element: gst-launch cannot seek) with the range in nanoseconds.
-    static func trimWords(_ trim: (start: Int64?, end: Int64?), name: String) -> [String] {
-        guard trim.start != nil || trim.end != nil else { return [] }
+    static func trimWords(_ trim: Trim, name: String) -> [String] {
+        guard !trim.isWhole else { return [] }
         var words = [TrimElement.factoryName, "name=\(name)"]
         if let start = trim.start { words.append("start=\(start * 1_000_000)") }
         if let end = trim.end { words.append("stop=\(end * 1_000_000)") }
@@ -225,6 +258,98 @@ struct ExportPlan: Equatable {
             out.append(word)
         }
         return out
+    }
+
+    // MARK: - From the request and the probe
+
+    /// The preset the export uses: the one named (`--preset`), else the first for the source's kind that writes
+    /// OUT's extension (`ExportPresets.choose`). Throws `UNSUPPORTED_FORMAT` for a source without video or
+    /// picture, `INVALID_ARGUMENT` for an unknown name, an extension no preset writes, or a preset for the other
+    /// kind of source.
+    /// `presets` is read only once the source is known to have a picture, so a source without one is refused as
+    /// such whatever the preset folder holds.
+    static func preset(for request: ExportRequest, source: ProbeReport,
+                       among readPresets: @autoclosure () throws -> [ExportPreset]) throws -> ExportPreset
+    {
+        guard source.video != nil else {
+            throw FilmtoneError(.unsupportedFormat, "the source has no video or picture to export")
+        }
+        let presets = try readPresets()
+        let kind: ExportPreset.SourceKind = source.isImage ? .image : .video
+        let what = source.isImage ? "photo" : "video"
+        let preset: ExportPreset
+        if let name = request.options.preset {
+            preset = try ExportPresets.named(name, among: presets)
+        } else if let chosen = ExportPresets.choose(for: request.output.path, isImage: source.isImage, among: presets) {
+            preset = chosen
+        } else {
+            let ext = request.output.pathExtension.isEmpty ? "no extension" : "'.\(request.output.pathExtension)'"
+            let kinds = presets.filter { $0.sources == kind }.flatMap { $0.extensions.map { ".\($0)" } }
+            throw FilmtoneError(.invalidArgument, "no preset writes \(ext) for this \(what) "
+                                    + "(\(kinds.joined(separator: ", "))); name one with --preset (ftgst presets)")
+        }
+        guard preset.sources == kind else {
+            throw FilmtoneError(.invalidArgument, "preset \(preset.name) takes \(preset.sources.rawValue) sources; "
+                                    + "this source is a \(what)")
+        }
+        return preset
+    }
+
+    /// The plan of `request` for the probed `source` with `preset` (from `preset(for:source:among:)`), writing
+    /// OUT. Refuses (`INVALID_ARGUMENT`) a mezzanine or a cut for a photo, a start at or past the end, a cut with a
+    /// preset that cannot trim; and what `make(preset:_:)` refuses.
+    static func make(_ request: ExportRequest, source: ProbeReport, preset: ExportPreset) throws -> ExportPlan {
+        guard let video = source.video else {
+            throw FilmtoneError(.unsupportedFormat, "the source has no video or picture to export")
+        }
+        let options = request.options
+        guard !(options.mezzanine && source.isImage) else {
+            throw FilmtoneError(.invalidArgument, "a photo has no mezzanine")
+        }
+        let trim = try keptRange(start: options.startMilliseconds, end: options.endMilliseconds, source: source,
+                                 preset: preset)
+        var plan = try make(preset: preset, Inputs(
+            source: request.source, headers: request.headers, isJPEG: source.isImage && video.codec == "jpeg",
+            displayWidth: video.displayWidth, displayHeight: video.displayHeight, maxWidth: options.maxWidth,
+            maxHeight: options.maxHeight, look: request.look, depth: options.depth, sourceDepth: video.bitDepth,
+            trim: trim, audio: options.audio, sourceAudioCodec: source.audio?.codec, output: request.output.path))
+        plan.totalFrames = totalFrames(source, start: options.startMilliseconds, end: options.endMilliseconds)
+        plan.buildsMezzanine = options.mezzanine
+        return plan
+    }
+
+    /// The range `--start-ms`/`--end-ms` keep: a start of 0 is the beginning and an end at or past the duration
+    /// the end (no `fttrim` for them). A photo cannot be cut, a start at or past the duration keeps nothing, and a
+    /// preset without `{trim}` cannot cut: `INVALID_ARGUMENT`.
+    static func keptRange(start: Int64?, end: Int64?, source: ProbeReport, preset: ExportPreset) throws -> Trim {
+        var trim = Trim(start: start == 0 ? nil : start, end: end)
+        if !trim.isWhole {
+            guard !source.isImage else { throw FilmtoneError(.invalidArgument, "a photo cannot be trimmed") }
+            if let start = trim.start, let duration = source.durationMilliseconds, start >= duration {
+                throw FilmtoneError(.invalidArgument, "--start-ms \(start) is at or beyond the end (\(duration) ms)")
+            }
+            if let end = trim.end, let duration = source.durationMilliseconds, end >= duration { trim.end = nil }
+        }
+        guard preset.template.contains("{trim}") || trim.isWhole else {
+            throw FilmtoneError(.invalidArgument, "preset \(preset.name) cannot trim (its pipeline has no {trim})")
+        }
+        return trim
+    }
+
+    /// Frames the export will render: the probe's count, or duration × rate; for a cut, the frames on screen
+    /// in [start, end) (the one showing at start included). 1 for a photo; nil when the source says too little.
+    static func totalFrames(_ report: ProbeReport, start: Int64?, end: Int64?) -> Int64? {
+        guard let video = report.video else { return nil }
+        if report.isImage { return 1 }
+        let parts = (video.frameRate ?? "").split(separator: "/").compactMap { Double($0) }
+        let rate = parts.count == 2 && parts[0] > 0 && parts[1] > 0 ? parts[0] / parts[1] : nil
+        if start == nil && end == nil, let count = video.frameCount, count > 0 { return count }
+        guard let rate, let duration = report.durationMilliseconds else { return nil }
+        let from = Double(start ?? 0) / 1000
+        let to = Double(min(end ?? duration, duration)) / 1000
+        let first = (from * rate + 1e-6).rounded(.down)
+        let last = (to * rate - 1e-6).rounded(.up)
+        return max(0, Int64(last - first))
     }
 
     // MARK: - Shell

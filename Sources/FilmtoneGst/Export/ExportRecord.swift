@@ -21,7 +21,6 @@ final class ExportRecorder {
     var source: ProbeReport? = nil
     var output: ProbeReport? = nil
     var preset: ExportPreset? = nil
-    var plan: ExportPlan? = nil
     var mezzanine: MezzanineResult? = nil
     var frames: Int64 = 0
 
@@ -77,15 +76,14 @@ final class ExportRecorder {
                                      ("sha256", digest.map { .string($0) } ?? .null)]))
             }
         }
-        let recorded = self.plan ?? plan
-        let words = recorded.words.map(ExportRecorder.redactWord)
+        let words = plan.words.map(ExportRecorder.redactWord)
         return .object([
             ("ftgst", .string(FilmtoneVersion.string)), ("gstreamer", .string(GstRuntime.version)),
             ("request", request.options.json),
             ("preset", preset?.json ?? .null),
             ("pipeline", .string(words.joined(separator: " "))),
             ("command", .string(ExportPlan.shellCommand(words: words, pluginDirectory:
-                ExportRun.needsPlugin(words) ? ExportRun.pluginDirectory(ProcessInfo.processInfo.environment) : nil))),
+                ExportPlan.needsPlugin(words) ? ExportRun.pluginDirectory(ProcessInfo.processInfo.environment) : nil))),
             ("width", .int(Int64(plan.width))), ("height", .int(Int64(plan.height))),
             ("audio", .string(plan.audio.rawValue)), ("depth", .int(Int64(plan.depth))),
             ("luts", .array(luts)),

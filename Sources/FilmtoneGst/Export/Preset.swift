@@ -109,7 +109,11 @@ public enum ExportPresets {
     public static func named(_ name: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         throws -> ExportPreset
     {
-        let presets = try all(environment: environment)
+        try named(name, among: try all(environment: environment))
+    }
+
+    /// The preset named `name` among `presets`; `INVALID_ARGUMENT` listing the known ones otherwise.
+    static func named(_ name: String, among presets: [ExportPreset]) throws -> ExportPreset {
         guard let preset = presets.first(where: { $0.name == name }) else {
             throw FilmtoneError(.invalidArgument, "unknown preset '\(name)' (known: "
                                     + presets.map(\.name).joined(separator: ", ") + ")")

@@ -9,6 +9,21 @@ struct FrameOptions {
     /// nanosecond arithmetic on it cannot overflow.
     static let maxMilliseconds: Int64 = 1_000_000_000_000
 
+    /// The bounds of an output size, 1…16384 each (exports check theirs here too).
+    static func checkBox(maxWidth: Int, maxHeight: Int) throws {
+        guard (1...16384).contains(maxWidth) else { throw FilmtoneError(.invalidArgument, "--max-width must be 1…16384") }
+        guard (1...16384).contains(maxHeight) else {
+            throw FilmtoneError(.invalidArgument, "--max-height must be 1…16384")
+        }
+    }
+
+    /// A job's deadline, 1 ms…`maxMilliseconds` (exports check theirs here too, when they have one).
+    static func checkTimeout(_ milliseconds: Int64) throws {
+        guard (1...maxMilliseconds).contains(milliseconds) else {
+            throw FilmtoneError(.invalidArgument, "--timeout-ms must be 1…\(maxMilliseconds)")
+        }
+    }
+
     var frameRequest: FrameRequest
     var format: ImageFormat
     var quality: Double
@@ -20,10 +35,9 @@ struct FrameOptions {
         let limit = FrameOptions.maxMilliseconds
         guard (0...limit).contains(timeMilliseconds) else { throw invalid("--time-ms must be 0…\(limit)") }
         guard (0...limit).contains(toleranceMilliseconds) else { throw invalid("--tolerance-ms must be 0…\(limit)") }
-        guard maxWidth > 0, maxWidth <= 16384 else { throw invalid("--max-width must be 1…16384") }
-        guard maxHeight > 0, maxHeight <= 16384 else { throw invalid("--max-height must be 1…16384") }
+        try FrameOptions.checkBox(maxWidth: maxWidth, maxHeight: maxHeight)
         guard quality.isFinite, (0...1).contains(quality) else { throw invalid("--quality must be between 0 and 1") }
-        guard (1...limit).contains(timeoutMilliseconds) else { throw invalid("--timeout-ms must be 1…\(limit)") }
+        try FrameOptions.checkTimeout(timeoutMilliseconds)
         self.format = try ImageFormat.parse(format)
         self.quality = quality
         frameRequest = FrameRequest(

@@ -4,90 +4,59 @@ import FilmtoneLooks
 import ImageCodecs
 
 /// What `Previews.render` is asked for: one upright frame of `source` with the current look, written to `output`.
-/// The same fields, with the same names, are read from a JSON request file (`PreviewOptions.fromJSON`), which
-/// `ftgst export` will take too.
-public struct PreviewOptions: Sendable {
-    public var source: String
-    public var output: String?
-    public var headers: [String] = []
-    public var inputLUT: String? = nil
-    public var creativeLUT: String? = nil
-    /// 0…1: how much of the creative look is applied.
-    public var intensity: Double = 1
-    /// `tetrahedral`, `trilinear` or `nearest`.
-    public var interpolation: String = Interpolation.default.rawValue
+/// The shared fields (source, output, headers, LUTs, intensity, interpolation, box, timeout) are `render`'s and
+/// read as this type's own (`RenderJobOptions`). The same fields, with the same names, are read from a JSON request
+/// file (`PreviewOptions.fromJSON`), which `ftgst export` takes too.
+public struct PreviewOptions: RenderJobOptions, Sendable {
+    public var render: RenderOptions
     public var timeMilliseconds: Int64 = 0
     /// 0: the frame on screen at the time (a preview shows what the export will show there).
     public var toleranceMilliseconds: Int64 = 0
-    public var maxWidth: Int = 1280
-    public var maxHeight: Int = 1280
     public var format: String = "png"
     public var quality: Double = 0.9
-    public var timeoutMilliseconds: Int64 = 30_000
     /// `auto`: read the source's mezzanine when a ready one is in `mezzanineDirectory` (never builds one; see
     /// `Mezzanines.prepare`); `off`: always decode the source.
     public var mezzanine: String = "auto"
     /// nil: `$XDG_CACHE_HOME/ftgst/mezzanines` (or `~/.cache/ftgst/mezzanines`), where `ftgst mezzanine` builds.
     public var mezzanineDirectory: String? = nil
 
-    public init(source: String) {
-        self.source = source
+    static let defaultTimeoutMilliseconds: Int64 = 30_000
+
+    /// The deadline of the whole job.
+    public var timeoutMilliseconds: Int64 {
+        get { render.timeoutMilliseconds ?? PreviewOptions.defaultTimeoutMilliseconds }
+        set { render.timeoutMilliseconds = newValue }
     }
 
+    public init(source: String) {
+        render = RenderOptions(source: source, maxWidth: 1280, maxHeight: 1280)
+    }
+
+    /// The keys only a preview has (an export request accepts and ignores them).
+    static let ownKeys: Set<String> = ["timeMs", "toleranceMs", "format", "quality", "mezzanine", "mezzanineDir"]
+
     /// The request keys, as written in JSON.
-    static let keys: Set<String> = [
-        "source", "output", "headers", "inputLut", "creativeLut", "intensity", "interpolation", "timeMs",
-        "toleranceMs", "maxWidth", "maxHeight", "format", "quality", "timeoutMs", "mezzanine", "mezzanineDir",
-    ]
+    static let keys = RenderOptions.keys.union(ownKeys)
 
     /// Reads a JSON request: an object with the keys above (`source` required). Unknown keys and wrong types are
     /// `INVALID_ARGUMENT`, so a typo never silently falls back to a default.
     public static func fromJSON(_ data: Data) throws -> PreviewOptions {
-        func invalid(_ message: String) -> FilmtoneError { FilmtoneError(.invalidArgument, "request: \(message)") }
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            throw invalid("not a JSON object")
-        }
-        if let unknown = object.keys.filter({ !keys.contains($0) }).sorted().first {
-            throw invalid("unknown key '\(unknown)'")
-        }
-        func string(_ key: String) throws -> String? {
-            guard let value = object[key] else { return nil }
-            guard let text = value as? String else { throw invalid("'\(key)' must be a string") }
-            return text
-        }
-        func number(_ key: String) throws -> Double? {
-            guard let value = object[key] else { return nil }
-            guard let number = value as? NSNumber, !(value is Bool), number.doubleValue.isFinite else {
-                throw invalid("'\(key)' must be a number")
-            }
-            return number.doubleValue
-        }
-        func whole(_ key: String) throws -> Int64? {
-            guard let value = try number(key) else { return nil }
-            guard value.rounded() == value, abs(value) < 1e15 else { throw invalid("'\(key)' must be a whole number") }
-            return Int64(value)
-        }
-        guard let source = try string("source") else { throw invalid("'source' is required") }
-        var options = PreviewOptions(source: source)
-        options.output = try string("output")
-        if let headers = object["headers"] {
-            guard let list = headers as? [String] else { throw invalid("'headers' must be a list of strings") }
-            options.headers = list
-        }
-        options.inputLUT = try string("inputLut")
-        options.creativeLUT = try string("creativeLut")
-        if let value = try number("intensity") { options.intensity = value }
-        if let value = try string("interpolation") { options.interpolation = value }
-        if let value = try whole("timeMs") { options.timeMilliseconds = value }
-        if let value = try whole("toleranceMs") { options.toleranceMilliseconds = value }
-        if let value = try whole("maxWidth") { options.maxWidth = Int(value) }
-        if let value = try whole("maxHeight") { options.maxHeight = Int(value) }
-        if let value = try string("format") { options.format = value }
-        if let value = try number("quality") { options.quality = value }
-        if let value = try whole("timeoutMs") { options.timeoutMilliseconds = value }
-        if let value = try string("mezzanine") { options.mezzanine = value }
-        options.mezzanineDirectory = try string("mezzanineDir")
+        let request = try JSONRequest(data)
+        try request.refuseUnknownKeys(keys)
+        var options = PreviewOptions(source: "")
+        try options.render.read(request)
+        try options.readOwnFields(request)
         return options
+    }
+
+    /// Reads (and type-checks) the preview's own keys over these options.
+    mutating func readOwnFields(_ request: JSONRequest) throws {
+        if let value = try request.whole("timeMs") { timeMilliseconds = value }
+        if let value = try request.whole("toleranceMs") { toleranceMilliseconds = value }
+        if let value = try request.string("format") { format = value }
+        if let value = try request.number("quality") { quality = value }
+        if let value = try request.string("mezzanine") { mezzanine = value }
+        mezzanineDirectory = try request.string("mezzanineDir")
     }
 }
 
@@ -125,32 +94,22 @@ struct PreviewRequest {
     /// Checks every option (INVALID_ARGUMENT, INVALID_URL, UNSUPPORTED_FORMAT), then the LUT files (FILE_NOT_FOUND,
     /// LUT_INVALID) — parsed here once so a bad file is reported before any decoding starts.
     init(_ options: PreviewOptions) throws {
-        func invalid(_ message: String) -> FilmtoneError { FilmtoneError(.invalidArgument, message) }
-        guard let output = options.output, !output.isEmpty else { throw invalid("an output path is required (-o OUT)") }
-        guard options.intensity.isFinite, (0...1).contains(options.intensity) else {
-            throw invalid("--intensity must be between 0 and 1")
-        }
-        guard let interpolation = Interpolation(rawValue: options.interpolation) else {
-            throw invalid("--interpolation must be tetrahedral, trilinear or nearest")
-        }
+        let render = try RenderRequest(options.render)
         let common = try FrameOptions(
             source: options.source, headers: options.headers, timeMilliseconds: options.timeMilliseconds,
             toleranceMilliseconds: options.toleranceMilliseconds, maxWidth: options.maxWidth,
             maxHeight: options.maxHeight, format: options.format, quality: options.quality,
             timeoutMilliseconds: options.timeoutMilliseconds)
-        guard ["auto", "off"].contains(options.mezzanine) else { throw invalid("--mezzanine must be auto or off") }
-        let slots = [options.inputLUT, options.creativeLUT].map { $0.flatMap { $0.isEmpty ? nil : $0 } }
-        for path in slots.compactMap({ $0 }) { _ = try CubeLUT.load(path: path) }
-        self.output = URL(fileURLWithPath: output, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
-            .standardizedFileURL
+        guard ["auto", "off"].contains(options.mezzanine) else {
+            throw FilmtoneError(.invalidArgument, "--mezzanine must be auto or off")
+        }
+        output = render.output
         format = common.format
         quality = common.quality
         frame = common.frameRequest
         mezzanines = options.mezzanine == "off" ? nil : MezzanineStore(directory: URL(
             fileURLWithPath: options.mezzanineDirectory ?? MezzanineStore.defaultDirectory()).standardizedFileURL)
-        frame.look = LookSettings(inputLUT: slots[0].map { URL(fileURLWithPath: $0).standardizedFileURL.path },
-                                  creativeLUT: slots[1].map { URL(fileURLWithPath: $0).standardizedFileURL.path },
-                                  intensity: options.intensity, interpolation: interpolation)
+        frame.look = try render.look()
     }
 }
 
