@@ -62,8 +62,7 @@ let package = Package(
         // Tests mirror the sources. Helpers every test target shares: the fixtures' and the binary's paths, running
         // processes with a deadline, ffmpeg-decoded reference images, the local HTTP server.
         .target(
-            name: "FilmtoneTestSupport", dependencies: ["FilmtoneLooks"], path: "Tests/Support",
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            name: "FilmtoneTestSupport", dependencies: ["FilmtoneLooks"], path: "Tests/Support"
         ),
         .testTarget(name: "FilmtoneCoreTests", dependencies: ["FilmtoneCore", "FilmtoneTestSupport"]),
         // The looks need no GStreamer: .cube files, the reference look, the kernels.
@@ -76,8 +75,7 @@ let package = Package(
             name: "FilmtoneElementsTests",
             dependencies: [
                 "FilmtoneElements", "FilmtoneLooks", "FilmtoneCore", "FilmtoneTestSupport",
-            ],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            ]
         ),
         // The features in process: pure recipes and plans, and drivers on generated media.
         .testTarget(
@@ -85,13 +83,11 @@ let package = Package(
             dependencies: [
                 "FilmtoneGst", "FilmtoneCore", "FilmtoneLooks", "GstKit", "FilmtoneElements", "ImageCodecs", "CGst",
                 "FilmtoneTestSupport",
-            ],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            ]
         ),
         // The built ftgst binary end to end (FTGST_BIN); the looks module only computes expected pixels.
         .testTarget(
-            name: "ftgstCLITests", dependencies: ["FilmtoneTestSupport", "FilmtoneLooks"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            name: "ftgstCLITests", dependencies: ["FilmtoneTestSupport", "FilmtoneLooks"]
         ),
     ],
     swiftLanguageModes: [.v6]

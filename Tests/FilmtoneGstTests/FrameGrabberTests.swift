@@ -101,7 +101,8 @@ final class FrameGrabberTests: XCTestCase {
         var options = ThumbnailOptions(source: server.url("/stall/clip.mp4"))
         options.timeoutMilliseconds = 30_000
         options.cacheDirectory = try TestEnvironment.temporaryDirectory(self).path
-        let task = Task { try await Thumbnails.make(options) }
+        let request = options
+        let task = Task { try await Thumbnails.make(request) }
         // Cancel while the fetch is stalled (not at a guessed moment before or after it started).
         let stalling = await server.waitForRequest(to: "/stall/clip.mp4", timeout: 30)
         XCTAssertTrue(stalling, "the thumbnail never asked for the clip")

@@ -3,6 +3,7 @@
 
 import FilmtoneTestSupport
 import Foundation
+import Synchronization
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -429,15 +430,14 @@ final class ExportCLITests: XCTestCase {
     private static let promptStop: TimeInterval = 5
 
     /// An export of the slow clip (`SlowRemoteClip`) started as a real process, with its output collected.
-    private final class RunningExport {
+    // @unchecked Sendable: the pipe handlers (on Foundation's threads) touch only `collected`, a Mutex; the
+    // process and the pipes are used from the test's thread.
+    private final class RunningExport: @unchecked Sendable {
         let process = Process()
         let output: String
         private let out = Pipe()
         private let err = Pipe()
-        private let lock = NSLock()
-        private var stdoutText = ""
-        private var stderrText = ""
-        private var openPipes = 2
+        private let collected = Mutex<(stdout: String, stderr: String, openPipes: Int)>(("", "", 2))
 
         init(source: String, output: String, workspace: String, extra: [String] = []) throws {
             self.output = output
@@ -464,21 +464,19 @@ final class ExportCLITests: XCTestCase {
         }
 
         private func append(_ data: Data, toStdout: Bool) {
-            lock.lock()
-            if toStdout { stdoutText += String(decoding: data, as: UTF8.self) }
-            else { stderrText += String(decoding: data, as: UTF8.self) }
-            lock.unlock()
+            let text = String(decoding: data, as: UTF8.self)
+            collected.withLock {
+                if toStdout { $0.stdout += text } else { $0.stderr += text }
+            }
         }
 
         private func closed() {
-            lock.lock()
-            openPipes -= 1
-            lock.unlock()
+            collected.withLock { $0.openPipes -= 1 }
         }
 
-        var stdout: String { lock.lock(); defer { lock.unlock() }; return stdoutText }
-        var stderr: String { lock.lock(); defer { lock.unlock() }; return stderrText }
-        private var pipesAtEOF: Bool { lock.lock(); defer { lock.unlock() }; return openPipes == 0 }
+        var stdout: String { collected.withLock { $0.stdout } }
+        var stderr: String { collected.withLock { $0.stderr } }
+        private var pipesAtEOF: Bool { collected.withLock { $0.openPipes == 0 } }
 
         /// The exit status, nil while the process runs (`Process.terminationStatus` would trap).
         var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
