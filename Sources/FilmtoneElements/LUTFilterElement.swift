@@ -207,9 +207,6 @@ package enum LUTFilterElement {
             + "width=(int)[ 1, max ], height=(int)[ 1, max ], framerate=(fraction)[ 0/1, max ]"
     }
 
-    /// Written once, in class_init, which GLib runs once under its type lock before any instance exists; only
-    /// read afterwards (chaining up to the parent's vfuncs). Hence nonisolated(unsafe).
-    nonisolated(unsafe) fileprivate static var parentClass: UnsafeMutableRawPointer? = nil
     /// Created once (a Swift lazy global, itself thread-safe); GStreamer's debug functions take it from any thread.
     nonisolated(unsafe) fileprivate static let debugCategory: UnsafeMutablePointer<GstDebugCategory>? =
         _gst_debug_category_new("ftlut", 0, "ftgst film-look LUT filter")
@@ -264,7 +261,6 @@ package enum LUTFilterElement {
 
     private static let classInit: @convention(c) (gpointer?, gpointer?) -> Void = { klass, _ in
         guard let klass else { return }
-        parentClass = g_type_class_peek_parent(klass)
         let objectClass = ftgst_object_class(klass)!
         objectClass.pointee.set_property = setProperty
         objectClass.pointee.get_property = getProperty
@@ -291,11 +287,7 @@ package enum LUTFilterElement {
         gst_element_class_set_metadata(
             elementClass, "Film look LUT", "Filter/Effect/Video",
             "Applies an input-transform 3D LUT, then a creative 3D LUT blended by intensity (.cube files)", "ftgst")
-        for (name, direction) in [("sink", GST_PAD_SINK), ("src", GST_PAD_SRC)] {
-            let caps = gst_caps_from_string(capsDescription)
-            gst_element_class_add_pad_template(elementClass, gst_pad_template_new(name, direction, GST_PAD_ALWAYS, caps))
-            gst_caps_unref(caps)  // the template took its own reference
-        }
+        SwiftSubclass<LUTFilterState>.addPadTemplates(elementClass, caps: capsDescription)
 
         let transformClass = ftgst_base_transform_class(klass)!
         transformClass.pointee.start = start
@@ -314,9 +306,7 @@ package enum LUTFilterElement {
 
     private static let finalize: @convention(c) (UnsafeMutablePointer<GObject>?) -> Void = { object in
         guard let object else { return }
-        subclass.detach(from: UnsafeMutableRawPointer(object))
-        let parent = parentClass!.assumingMemoryBound(to: GObjectClass.self)
-        parent.pointee.finalize?(object)
+        subclass.finalize(object)
     }
 
     private static let setProperty: @convention(c) (
@@ -390,7 +380,7 @@ package enum LUTFilterElement {
     private static let query: @convention(c) (
         UnsafeMutablePointer<GstBaseTransform>?, GstPadDirection, UnsafeMutablePointer<GstQuery>?
     ) -> gboolean = { transform, direction, query in
-        let parent = parentClass!.assumingMemoryBound(to: GstBaseTransformClass.self)
+        let parent = subclass.parentClass(as: GstBaseTransformClass.self)
         guard let query, let parentQuery = parent.pointee.query,
               parentQuery(transform, direction, query) != 0 else { return 0 }
         if query.pointee.type == GST_QUERY_CAPS {

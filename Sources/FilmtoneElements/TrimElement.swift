@@ -126,9 +126,6 @@ package enum TrimElement {
     package static let factoryName = "fttrim"
     package static let typeName = "GstFtTrim"
 
-    /// Written once, in class_init, which GLib runs once under its type lock before any instance exists; only
-    /// read afterwards (chaining up to the parent's vfuncs). Hence nonisolated(unsafe).
-    nonisolated(unsafe) fileprivate static var parentClass: UnsafeMutableRawPointer? = nil
 
     /// The GType (a GstBaseTransform whose instances carry a `TrimState`), registered once per process.
     fileprivate static let subclass = SwiftSubclass<TrimState>(
@@ -144,12 +141,11 @@ package enum TrimElement {
     }
 
     private static var parentTransformClass: UnsafeMutablePointer<GstBaseTransformClass> {
-        parentClass!.assumingMemoryBound(to: GstBaseTransformClass.self)
+        subclass.parentClass(as: GstBaseTransformClass.self)
     }
 
     private static let classInit: @convention(c) (gpointer?, gpointer?) -> Void = { klass, _ in
         guard let klass else { return }
-        parentClass = g_type_class_peek_parent(klass)
         let objectClass = ftgst_object_class(klass)!
         objectClass.pointee.set_property = setProperty
         objectClass.pointee.get_property = getProperty
@@ -164,11 +160,7 @@ package enum TrimElement {
         gst_element_class_set_metadata(
             elementClass, "Time range trim", "Filter/Video/Audio",
             "Keeps the buffers in [start, stop) and makes start running time 0", "ftgst")
-        for (name, direction) in [("sink", GST_PAD_SINK), ("src", GST_PAD_SRC)] {
-            let caps = gst_caps_new_any()
-            gst_element_class_add_pad_template(elementClass, gst_pad_template_new(name, direction, GST_PAD_ALWAYS, caps))
-            gst_caps_unref(caps)
-        }
+        SwiftSubclass<TrimState>.addPadTemplates(elementClass, caps: "ANY")
         let transformClass = ftgst_base_transform_class(klass)!
         transformClass.pointee.start = start
         transformClass.pointee.sink_event = sinkEvent
@@ -189,8 +181,7 @@ package enum TrimElement {
 
     private static let finalize: @convention(c) (UnsafeMutablePointer<GObject>?) -> Void = { object in
         guard let object else { return }
-        subclass.detach(from: UnsafeMutableRawPointer(object))
-        parentClass!.assumingMemoryBound(to: GObjectClass.self).pointee.finalize?(object)
+        subclass.finalize(object)
     }
 
     private static let setProperty: @convention(c) (
