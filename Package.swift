@@ -62,7 +62,7 @@ let package = Package(
         // Tests mirror the sources. Helpers every test target shares: the fixtures' and the binary's paths, running
         // processes with a deadline, ffmpeg-decoded reference images, the local HTTP server.
         .target(
-            name: "FilmtoneTestSupport", dependencies: ["FilmtoneLooks"], path: "Tests/Support"
+            name: "FilmtoneTestSupport", dependencies: ["FilmtoneLooks", "FilmtoneCore"], path: "Tests/Support"
         ),
         .testTarget(name: "FilmtoneCoreTests", dependencies: ["FilmtoneCore", "FilmtoneTestSupport"]),
         // The looks need no GStreamer: .cube files, the reference look, the kernels.

@@ -102,21 +102,7 @@ final class FrameGrabberTests: XCTestCase {
         options.timeoutMilliseconds = 30_000
         options.cacheDirectory = try TestEnvironment.temporaryDirectory(self).path
         let request = options
-        let task = Task { try await Thumbnails.make(request) }
-        // Cancel while the fetch is stalled (not at a guessed moment before or after it started).
-        let stalling = await server.waitForRequest(to: "/stall/clip.mp4", timeout: 30)
-        XCTAssertTrue(stalling, "the thumbnail never asked for the clip")
-        let cancelledAt = ContinuousClock.now
-        task.cancel()
-        do {
-            _ = try await task.value
-            XCTFail("expected CANCELLED")
-        } catch let error as FilmtoneError {
-            XCTAssertEqual(error.code, .cancelled)
-        }
-        // The promise is "within a second"; 5 s leaves room for a loaded machine and is still far below the 30 s
-        // timeout, which is when the stalled fetch would end without the cancel.
-        XCTAssertLessThan(ContinuousClock.now - cancelledAt, .seconds(5), "a cancel stops promptly")
+        await assertCancelledWhileStalled(on: server, path: "/stall/clip.mp4") { try await Thumbnails.make(request) }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: try XCTUnwrap(options.cacheDirectory)), [])
     }
 }

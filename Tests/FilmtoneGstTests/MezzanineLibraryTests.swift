@@ -29,21 +29,8 @@ final class MezzanineLibraryTests: XCTestCase {
         var options = MezzanineOptions(source: server.url("/stall/clip.mp4"))
         options.cacheDirectory = cache
         options.timeoutMilliseconds = 30_000
-        let task = Task { try await Mezzanines.prepare(options) }
-        // Cancel while the fetch is stalled (not at a guessed moment before or after it started).
-        let stalling = await server.waitForRequest(to: "/stall/clip.mp4", timeout: 30)
-        XCTAssertTrue(stalling, "the build never asked for the clip")
-        let cancelledAt = ContinuousClock.now
-        task.cancel()
-        do {
-            _ = try await task.value
-            XCTFail("expected CANCELLED")
-        } catch let error as FilmtoneError {
-            XCTAssertEqual(error.code, .cancelled)
-        }
-        // The promise is "within a second"; 5 s leaves room for a loaded machine and is still far below the 30 s
-        // timeout, which is when the stalled fetch would end without the cancel.
-        XCTAssertLessThan(ContinuousClock.now - cancelledAt, .seconds(5), "a cancel stops promptly")
+        let request = options
+        await assertCancelledWhileStalled(on: server, path: "/stall/clip.mp4") { try await Mezzanines.prepare(request) }
         XCTAssertEqual((try? cacheFiles()) ?? [], [])
     }
 

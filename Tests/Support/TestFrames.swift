@@ -2,20 +2,10 @@ import FilmtoneLooks
 import Foundation
 import XCTest
 
-/// A seeded generator (SplitMix64, as in CubeParserTests), so failures reproduce.
-package struct PixelRandom: RandomNumberGenerator {
-    package var state: UInt64
+/// The pixel tests' seeded generator: SplitMix64 (`SplitMix`), so failures reproduce.
+package typealias PixelRandom = SplitMix
 
-    package init(seed: UInt64) { state = seed }
-
-    package mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix {
     package mutating func code() -> Int { Int.random(in: 0...255, using: &self) }
 
     /// Random pixels whose blue code is one of `bluePlanes` and green code one of `greenRows` (all by default).

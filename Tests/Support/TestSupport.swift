@@ -267,7 +267,7 @@ package func assertFailure(_ result: ProcessResult, code: String, status: Int32,
 }
 
 /// SplitMix64: a tiny deterministic generator, so the junk is the same on every run.
-package struct SplitMix {
+package struct SplitMix: RandomNumberGenerator {
     private var state: UInt64
     package init(seed: UInt64) { state = seed }
     package mutating func next() -> UInt64 {
