@@ -113,6 +113,7 @@ package final class LUTFilterState: @unchecked Sendable {
 
     /// The kernel for the current settings, built on first use after start() or a property change. The build
     /// (a 64 MiB table, ≈ 80 ms) runs outside the lock, so property calls from other threads never wait for it.
+    /// Throws `INTERNAL` when the table cannot be allocated (nothing is cached then; the next frame tries again).
     package func currentKernel() throws -> LUTKernel {
         try cachedKernel(\.kernel, \.builtFor, build: LUTKernel.init(look:))
     }
@@ -126,14 +127,14 @@ package final class LUTFilterState: @unchecked Sendable {
     /// RGB table, then the YUV table from it; the RGB kernel is not kept).
     package func currentKernelYUV(_ colorimetry: YUVColorimetry) throws -> YUVKernel {
         try cachedKernel(\.kernelYUV, \.builtForYUV, fits: { $0.colorimetry == colorimetry }) {
-            YUVKernel(look: $0, colorimetry: colorimetry)
+            try YUVKernel(look: $0, colorimetry: colorimetry)
         }
     }
 
     private func cachedKernel<K>(
         _ kernel: ReferenceWritableKeyPath<LUTFilterState, K?>,
         _ builtFor: ReferenceWritableKeyPath<LUTFilterState, Settings?>, fits: (K) -> Bool = { _ in true },
-        build: (Look) -> K
+        build: (Look) throws -> K
     ) throws -> K {
         lock.lock()
         if let cached = self[keyPath: kernel], self[keyPath: builtFor] == settings, fits(cached) {
@@ -143,7 +144,7 @@ package final class LUTFilterState: @unchecked Sendable {
         let wanted = settings
         let slots = luts
         lock.unlock()
-        let built = build(try Look(inputLUT: slots.input, creativeLUT: slots.creative,
+        let built = try build(try Look(inputLUT: slots.input, creativeLUT: slots.creative,
                                    intensity: wanted.intensity, interpolation: wanted.interpolation))
         lock.lock()
         // Publish unless the settings moved on meanwhile (the next frame then builds for the newer ones).

@@ -73,7 +73,10 @@ public final class LUTKernel: @unchecked Sendable {
     /// (≈ 80 ms wall for a 33³ LUT on the 2-core test machine, see docs/PERFORMANCE.md): build a kernel once per
     /// look, when an element starts, never per frame. (Debug builds fill the table lazily instead, see
     /// `ColourTable`.)
-    public init(look: Look) {
+    ///
+    /// Throws `INTERNAL` when the table's memory cannot be allocated ("cannot allocate 64 MiB for the look's
+    /// colour table").
+    public init(look: Look) throws {
         self.look = look
         let creative = look.intensity > 0 ? look.creativeLUT : nil
         if look.inputLUT == nil && creative == nil {
@@ -83,7 +86,7 @@ public final class LUTKernel: @unchecked Sendable {
             plan = .perChannel(Self.perChannelTable(look))
             strategy = .perChannel
         } else {
-            plan = .fullTable(ColourTable(look: look))
+            plan = .fullTable(try ColourTable(look: look))
             strategy = .fullTable
         }
     }

@@ -123,47 +123,60 @@ public final class YUVKernel: @unchecked Sendable {
     /// Memory the kernel holds for its table: 0 (identity) or 64 MiB.
     public var tableByteCount: Int { entries == nil ? 0 : ColourTable.byteCount }
 
-    private let entries: UnsafeMutablePointer<UInt32>?
+    /// The 2²⁴ entries (nil for an identity look), freed with the kernel.
+    private let table: TableBuffer<UInt32>?
     private let lazyRows: LazyRows?
 
-    /// Builds the table for `look` (through a `LUTKernel`, released afterwards in release builds).
-    public convenience init(look: Look, colorimetry: YUVColorimetry) {
-        self.init(rgb: LUTKernel(look: look), colorimetry: colorimetry)
+    /// Builds the table for `look` (through a `LUTKernel`, released afterwards in release builds). Throws
+    /// `INTERNAL` when either table's memory cannot be allocated.
+    public convenience init(look: Look, colorimetry: YUVColorimetry) throws {
+        try self.init(rgb: LUTKernel(look: look), colorimetry: colorimetry)
     }
 
-    /// Builds the table from `rgb`'s results. Release builds do not keep `rgb`.
-    public init(rgb: LUTKernel, colorimetry: YUVColorimetry) {
+    /// Builds the table from `rgb`'s results. Release builds do not keep `rgb`. Throws `INTERNAL` when the
+    /// table's memory cannot be allocated ("cannot allocate 64 MiB for the look's Y'CbCr table").
+    public init(rgb: LUTKernel, colorimetry: YUVColorimetry) throws {
         self.colorimetry = colorimetry
         strategy = rgb.strategy
         let source: RGBSource
         switch rgb.plan {
         case .identity:
-            (entries, lazyRows) = (nil, nil)
+            table = nil
+            lazyRows = nil
             return
         case .perChannel(let table): source = .perChannel(table)
         case .fullTable(let table): source = .table(table)
         }
-        let entries = ColourTable.allocateEntries()
-        self.entries = entries
+        let table = try ColourTable.allocateEntries(for: "the look's Y'CbCr table")
+        let entries = table.base
+        self.table = consume table
         let builder = YUVRowBuilder(colorimetry: colorimetry, source: source)
         #if DEBUG
             // Unoptimised code takes seconds for the whole table, even for a per-channel look.
             lazyRows = LazyRows(builder)
         #else
             lazyRows = nil
-            let shared = SendableEntries(entries)
+            let shared = SendablePointer(entries)
             let group = YUVRowBuilder.rowGroup
             DispatchQueue.concurrentPerform(iterations: 256 / group) { item in
-                let scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: 512 * group)
-                defer { scratch.deallocate() }
-                for u in 0..<256 {
-                    builder.fillRows(u: u, vs: item * group..<(item + 1) * group, into: shared.pointer, scratch: scratch)
+                withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 512 * group) { scratch in
+                    for u in 0..<256 {
+                        builder.fillRows(
+                            u: u, vs: item * group..<(item + 1) * group, into: shared.pointer,
+                            scratch: scratch.baseAddress!)
+                    }
                 }
             }
         #endif
     }
 
-    deinit { entries.map { free($0) } }
+    /// The table's entries while the kernel lives; nil for an identity look.
+    private var entries: UnsafeMutablePointer<UInt32>? {
+        switch table {
+        case .some(let table): return table.base
+        case .none: return nil
+        }
+    }
 
     /// The table's entry for one input (tests and benchmarks; debug builds fill its row first).
     package func entry(y: Int, u: Int, v: Int) -> SIMD3<UInt8> {
@@ -219,19 +232,14 @@ public final class YUVKernel: @unchecked Sendable {
         package func fill(keys: [Int], _ entries: UnsafeMutablePointer<UInt32>) {
             lock.lock()
             defer { lock.unlock() }
-            let scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: 512)
-            defer { scratch.deallocate() }
-            for key in keys where filled[key >> 6] & (1 << (key & 63)) == 0 {
-                filled[key >> 6] |= 1 << (key & 63)
-                builder.fillRow(u: key & 255, v: key >> 8, into: entries, scratch: scratch)
+            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 512) { scratch in
+                for key in keys where filled[key >> 6] & (1 << (key & 63)) == 0 {
+                    filled[key >> 6] |= 1 << (key & 63)
+                    builder.fillRow(u: key & 255, v: key >> 8, into: entries, scratch: scratch.baseAddress!)
+                }
             }
         }
     }
-}
-
-private struct SendableEntries: @unchecked Sendable {
-    package let pointer: UnsafeMutablePointer<UInt32>
-    package init(_ pointer: UnsafeMutablePointer<UInt32>) { self.pointer = pointer }
 }
 
 // MARK: - Building
