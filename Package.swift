@@ -35,8 +35,11 @@ let package = Package(
         ),
         // Errors, JSON, files, subprocesses, SHA-256: pure Swift over Foundation, no C module.
         .target(name: "FilmtoneCore"),
-        // .cube parsing, the reference look, the frame kernels: pure Swift, no C module.
-        .target(name: "FilmtoneLooks", dependencies: ["FilmtoneCore"]),
+        // .cube parsing, the reference look, the frame kernels: pure Swift, no C module. Swift 6 language mode
+        // (strict concurrency checked); the other targets follow one by one.
+        .target(
+            name: "FilmtoneLooks", dependencies: ["FilmtoneCore"], swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // The GStreamer wrapper: the only code that calls gst_*/g_* for the features.
         .target(name: "GstKit", dependencies: ["CGst", "FilmtoneCore"]),
         // ftgst's own GStreamer elements and the `filmtone` plugin entry point.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 // Table entries are written as bytes R G B 0 and read as little-endian words (`packRow`, LUTKernel's row loops).
 #if !_endian(little)
@@ -33,7 +34,10 @@ import Foundation
 ///
 /// **Memory.** The table is a `TableBuffer`, freed with the `ColourTable`; the builder (debug builds keep it for the
 /// lazy rows) frees its own tables with it. A refused allocation is an `INTERNAL` error from `init`.
-package final class ColourTable: @unchecked Sendable {
+///
+/// Sendable: release builds write the entries in `init` only; debug builds write missing rows under
+/// `LazyFill.filled`'s lock, and a frame reads only rows it (or an earlier frame) had filled under that lock.
+package final class ColourTable: Sendable {
     /// The 64 MiB of `entries`, freed with the table.
     private let storage: TableBuffer<UInt32>
     /// Debug builds only: what fills the table row by row on demand (see `fillRows(usedBy:height:)`).
@@ -85,35 +89,36 @@ package final class ColourTable: @unchecked Sendable {
     /// the table lazily, one row of 256 entries (one green and blue pair) at a time, the rows each frame uses
     /// before it is mapped. The rows are filled by the same `ColourTableBuilder` code as the eager build, so the
     /// values are the same; release builds fill every row in `init` and this is a no-op.
-    private final class LazyFill {
-        package let builder: ColourTableBuilder
-        /// One bit per (blue, green) row, `blue << 8 | green`: filled.
-        package var filled = [UInt64](repeating: 0, count: 1024)
-        package let lock = NSLock()
+    private final class LazyFill: Sendable {
+        let builder: ColourTableBuilder
+        /// One bit per (blue, green) row, `blue << 8 | green`: filled. Held while the rows are written, so two
+        /// frames on two threads never fill the same row at once, and a frame finds its rows complete.
+        let filled = Mutex([UInt64](repeating: 0, count: 1024))
 
-        package init(_ builder: consuming ColourTableBuilder) { self.builder = builder }
+        init(_ builder: consuming ColourTableBuilder) { self.builder = builder }
     }
 
     /// Debug builds: fills the rows of the table that `height` rows of `frame` use and that are still empty.
     package func fillRows(usedBy frame: FrameRows, height: Int) {
         guard let lazy = lazyFill else { return }
-        lazy.lock.lock()
-        defer { lazy.lock.unlock() }
-        var missing: [Int: [Int]] = [:]  // blue → greens
-        let (step, green, blue) = (frame.layout.bytesPerPixel, frame.layout.green, frame.layout.blue)
-        for row in 0..<height {
-            var pixel = frame.base + frame.stride * row
-            for _ in 0..<frame.width {
-                let key = Int(pixel[blue]) << 8 | Int(pixel[green])
-                if lazy.filled[key >> 6] & (1 << (key & 63)) == 0 {
-                    lazy.filled[key >> 6] |= 1 << (key & 63)
-                    missing[key >> 8, default: []].append(key & 255)
+        let entries = self.entries
+        lazy.filled.withLock { filled in
+            var missing: [Int: [Int]] = [:]  // blue → greens
+            let (step, green, blue) = (frame.layout.bytesPerPixel, frame.layout.green, frame.layout.blue)
+            for row in 0..<height {
+                var pixel = frame.base + frame.stride * row
+                for _ in 0..<frame.width {
+                    let key = Int(pixel[blue]) << 8 | Int(pixel[green])
+                    if filled[key >> 6] & (1 << (key & 63)) == 0 {
+                        filled[key >> 6] |= 1 << (key & 63)
+                        missing[key >> 8, default: []].append(key & 255)
+                    }
+                    pixel += step
                 }
-                pixel += step
             }
-        }
-        if !missing.isEmpty {
-            lazy.builder.fill(entries, rows: missing.map { (blue: $0.key, greens: $0.value) })
+            if !missing.isEmpty {
+                lazy.builder.fill(entries, rows: missing.map { (blue: $0.key, greens: $0.value) })
+            }
         }
     }
 }
@@ -136,16 +141,16 @@ package final class ColourTable: @unchecked Sendable {
 /// composite nodes. This keeps nearest, which jumps at cell midpoints, exactly on the reference's side of every
 /// midpoint.
 ///
-/// Non-copyable: it owns its tables (`TableBuffer`s), freed with it.
-package struct ColourTableBuilder: ~Copyable {
+/// Non-copyable: it owns its tables (`TableBuffer`s), freed with it. Sendable: they are written in `init` only.
+package struct ColourTableBuilder: ~Copyable, Sendable {
     /// The first stage's cell on one axis for one 8-bit code, offsets already multiplied by the axis stride.
-    package struct Cell: BitwiseCopyable {
+    package struct Cell: BitwiseCopyable, Sendable {
         package var origin: Int32
         package var nearest: Int32
         package var fraction: Float
     }
 
-    package enum Mode {
+    package enum Mode: Sendable {
         /// The first stage's result is the output.
         case direct
         /// The first stage is the creative LUT; blend it over `separable` (the input LUT's per-channel result).
@@ -400,8 +405,10 @@ package struct ColourTableBuilder: ~Copyable {
     }
 }
 
-/// A pointer handed to `concurrentPerform` work items, which write disjoint parts of what it points to (one blue
-/// plane, one group of rows each), owned by whoever started them and outliving them: `concurrentPerform` returns
+/// A pointer handed to `concurrentPerform` work items (a table being built).
+///
+/// Unchecked Sendable: the work items write disjoint parts of what it points to (one blue plane, one group of rows,
+/// one chunk of codes each), and it is owned by whoever started them and outlives them: `concurrentPerform` returns
 /// only when every work item has.
 package struct SendablePointer<T>: @unchecked Sendable {
     package let pointer: UnsafeMutablePointer<T>
@@ -430,7 +437,7 @@ private func finiteFloat(_ value: Double) -> Float {
 
 /// A 3D table as `SIMD4<Float>` nodes (the fourth lane unused: one aligned 16-byte load per node), red fastest,
 /// with its tetrahedra precomputed. Non-copyable: it owns both tables (a 256³ LUT's nodes are 256 MiB).
-package struct NodeGrid: ~Copyable {
+package struct NodeGrid: ~Copyable, Sendable {
     private let nodeStorage: TableBuffer<SIMD4<Float>>
     private let cornerStorage: TableBuffer<SIMD2<Int32>>
     package let size: Int
@@ -671,7 +678,7 @@ private func floatCells(_ value: SIMD4<Float>, minimum: SIMD4<Float>, inverseRan
 }
 
 /// A `Table1D` as `Float`, same order (`[r0, g0, b0, r1, …]`). Non-copyable: it owns the values.
-package struct FloatTable1D: ~Copyable {
+package struct FloatTable1D: ~Copyable, Sendable {
     private let storage: TableBuffer<Float>
     package let size: Int
     package let minimum: SIMD4<Float>
@@ -705,7 +712,7 @@ package struct FloatTable1D: ~Copyable {
 }
 
 /// A `Table3D` as a `NodeGrid` with its domain, sampled at arbitrary values. Non-copyable, like its grid.
-package struct FloatTable3D: ~Copyable {
+package struct FloatTable3D: ~Copyable, Sendable {
     package let grid: NodeGrid
     package let minimum: SIMD4<Float>
     package let inverseRange: SIMD4<Float>

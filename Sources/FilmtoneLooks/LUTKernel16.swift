@@ -45,7 +45,9 @@ public struct PackedRGB16Layout: Equatable, Sendable {
 /// Build: ≈ 8 ms (196 608 grid cells). Per frame: ≈ 100 ms of CPU for a 1080p RGBA64 frame through a 33³
 /// tetrahedral look on the 2-core test machine, 0.83× FFmpeg's `lut3d` on the same frame (`make bench-lut16`,
 /// docs/PERFORMANCE.md).
-public final class LUTKernel16: @unchecked Sendable {
+///
+/// Sendable: immutable after `init`, so one kernel may run frames on several threads at once.
+public final class LUTKernel16: Sendable {
     public enum Strategy: String, Sendable {
         case identity
         case perChannel
@@ -56,7 +58,7 @@ public final class LUTKernel16: @unchecked Sendable {
     public let strategy: Strategy
 
     /// Non-copyable, because `.perPixel`'s builder owns its tables: they are freed with the kernel.
-    private enum Plan: ~Copyable {
+    private enum Plan: ~Copyable, Sendable {
         case identity
         /// `[red 0…65535, green 0…65535, blue 0…65535]` output codes.
         case perChannel([UInt16])
@@ -98,13 +100,13 @@ public final class LUTKernel16: @unchecked Sendable {
     private static func perChannelTable(_ look: Look) -> [UInt16] {
         var table = [UInt16](repeating: 0, count: 3 * levels)
         table.withUnsafeMutableBufferPointer { buffer in
-            let shared = buffer
+            let shared = SendablePointer(buffer.baseAddress!)
             DispatchQueue.concurrentPerform(iterations: 16) { chunk in
                 for input in Swift.stride(from: chunk, to: levels, by: 16) {
                     let output = look.apply(SIMD3(repeating: Double(input) / Double(levels - 1)))
-                    shared[input] = code(output.x)
-                    shared[levels + input] = code(output.y)
-                    shared[2 * levels + input] = code(output.z)
+                    shared.pointer[input] = code(output.x)
+                    shared.pointer[levels + input] = code(output.y)
+                    shared.pointer[2 * levels + input] = code(output.z)
                 }
             }
         }
@@ -138,11 +140,8 @@ public final class LUTKernel16: @unchecked Sendable {
         case .identity:
             return
         case .perChannel(let table):
-            table.withUnsafeBufferPointer { table in
-                let table = table.baseAddress!
-                LUTKernel.forEachBand(height: height, pixels: width * height) { rows in
-                    frame.mapPerChannel(rows: rows, table: table)
-                }
+            LUTKernel.forEachBand(height: height, pixels: width * height) { rows in
+                table.withUnsafeBufferPointer { frame.mapPerChannel(rows: rows, table: $0.baseAddress!) }
             }
         case .perPixel(let builder):
             LUTKernel.forEachBand(height: height, pixels: width * height) { rows in
@@ -158,7 +157,10 @@ public final class LUTKernel16: @unchecked Sendable {
 
 // MARK: - Row loops
 
-/// One 16-bit frame as the row loops see it (see `FrameRows`): bands are disjoint row ranges.
+/// One 16-bit frame as the row loops see it (see `FrameRows`).
+///
+/// Unchecked Sendable: bands are disjoint row ranges, so no two threads write the same byte, and the frame outlives
+/// them (`apply` returns only when every band has).
 package struct FrameRows16: @unchecked Sendable {
     package let base: UnsafeMutableRawPointer
     package let width: Int

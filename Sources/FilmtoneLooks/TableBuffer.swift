@@ -45,10 +45,10 @@ package struct TableBuffer<Element: BitwiseCopyable>: ~Copyable {
     package var byteCount: Int { count * MemoryLayout<Element>.stride }
 }
 
-// A buffer is memory and a pointer to it, passed to whoever owns it next. What is written through `base` is its
-// owners' to order: each writes its tables in its `init` (before any other thread can see it), or under a lock
-// for debug builds' lazy rows in disjoint rows (`ColourTable`, `YUVKernel`), and only reads them afterwards.
-extension TableBuffer: @unchecked Sendable {}
+// Unchecked Sendable: a buffer is memory and a pointer to it, handed to whoever owns it next. What is written through
+// `base` is its owners' to order, and they do: each writes its tables in its `init` (before any other thread can
+// see it), or, for debug builds' lazy rows, under a lock (`ColourTable`, `YUVKernel`); afterwards they only read.
+extension TableBuffer: @unchecked Sendable where Element: Sendable {}
 
 /// How a refused allocation is reported, and the tests' way of refusing one on purpose.
 package enum TableAllocation {
