@@ -36,10 +36,7 @@ let package = Package(
         // Errors, JSON, files, subprocesses, SHA-256: pure Swift over Foundation, no C module.
         .target(name: "FilmtoneCore"),
         // .cube parsing, the reference look, the frame kernels: pure Swift, no C module.
-        .target(
-            name: "FilmtoneLooks", dependencies: ["FilmtoneCore"],
-            swiftSettings: [.swiftLanguageMode(.v5)]  // until its tables are owned and checked
-        ),
+        .target(name: "FilmtoneLooks", dependencies: ["FilmtoneCore"]),
         // The GStreamer wrapper: the only code that calls gst_*/g_* for the features.
         .target(name: "GstKit", dependencies: ["CGst", "FilmtoneCore"]),
         // ftgst's own GStreamer elements and the `filmtone` plugin entry point.
@@ -67,8 +64,7 @@ let package = Package(
         .testTarget(name: "FilmtoneCoreTests", dependencies: ["FilmtoneCore", "FilmtoneTestSupport"]),
         // The looks need no GStreamer: .cube files, the reference look, the kernels.
         .testTarget(
-            name: "FilmtoneLooksTests", dependencies: ["FilmtoneLooks", "FilmtoneCore", "FilmtoneTestSupport"],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            name: "FilmtoneLooksTests", dependencies: ["FilmtoneLooks", "FilmtoneCore", "FilmtoneTestSupport"]
         ),
         // ftlut in process (appsrc/appsink around it) and the loadable plugin under gst-launch-1.0.
         .testTarget(

@@ -12,8 +12,9 @@ import GstKit
 // RGB frames, 8-bit 4:2:0 YUV (I420, NV12: no conversion to RGB and back), or packed 16-bit RGB (RGBA64_LE & co.,
 // for 10-bit sources). The `.cube` files are parsed once, in start(); the frame loop is `LUTKernel` (8-bit RGB),
 // `YUVKernel` (built per negotiated colorimetry) or `LUTKernel16`. A file that cannot be
-// read posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, both from this element: the library
-// maps them to FILE_NOT_FOUND and LUT_INVALID.
+// read posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, a look table that cannot be allocated
+// (on the first frame) CORE/FAILED, all from this element: the library maps them to FILE_NOT_FOUND, LUT_INVALID and
+// INTERNAL.
 //
 // The GObject type is registered by hand (the C macros G_DEFINE_TYPE & co. do not exist for Swift): `SwiftSubclass`
 // gives it the parent's sizes plus one pointer, which holds the element's Swift state (as for fttrim).
@@ -113,6 +114,7 @@ package final class LUTFilterState: @unchecked Sendable {
 
     /// The kernel for the current settings, built on first use after start() or a property change. The build
     /// (a 64 MiB table, ≈ 80 ms) runs outside the lock, so property calls from other threads never wait for it.
+    /// Throws `INTERNAL` when the table cannot be allocated (nothing is cached then; the next frame tries again).
     package func currentKernel() throws -> LUTKernel {
         try cachedKernel(\.kernel, \.builtFor, build: LUTKernel.init(look:))
     }
@@ -126,14 +128,14 @@ package final class LUTFilterState: @unchecked Sendable {
     /// RGB table, then the YUV table from it; the RGB kernel is not kept).
     package func currentKernelYUV(_ colorimetry: YUVColorimetry) throws -> YUVKernel {
         try cachedKernel(\.kernelYUV, \.builtForYUV, fits: { $0.colorimetry == colorimetry }) {
-            YUVKernel(look: $0, colorimetry: colorimetry)
+            try YUVKernel(look: $0, colorimetry: colorimetry)
         }
     }
 
     private func cachedKernel<K>(
         _ kernel: ReferenceWritableKeyPath<LUTFilterState, K?>,
         _ builtFor: ReferenceWritableKeyPath<LUTFilterState, Settings?>, fits: (K) -> Bool = { _ in true },
-        build: (Look) -> K
+        build: (Look) throws -> K
     ) throws -> K {
         lock.lock()
         if let cached = self[keyPath: kernel], self[keyPath: builtFor] == settings, fits(cached) {
@@ -143,7 +145,7 @@ package final class LUTFilterState: @unchecked Sendable {
         let wanted = settings
         let slots = luts
         lock.unlock()
-        let built = build(try Look(inputLUT: slots.input, creativeLUT: slots.creative,
+        let built = try build(try Look(inputLUT: slots.input, creativeLUT: slots.creative,
                                    intensity: wanted.intensity, interpolation: wanted.interpolation))
         lock.lock()
         // Publish unless the settings moved on meanwhile (the next frame then builds for the newer ones).
@@ -247,14 +249,20 @@ package enum LUTFilterElement {
                               message)
     }
 
-    /// Posts an ERROR message from the element (what GST_ELEMENT_ERROR does; the macro is not importable).
+    /// Posts an ERROR message from the element (what GST_ELEMENT_ERROR does; the macro is not importable): a file
+    /// that cannot be read is RESOURCE/NOT_FOUND, an internal failure (a look table that cannot be allocated)
+    /// CORE/FAILED, anything else (a file that does not parse) RESOURCE/SETTINGS.
     fileprivate static func postError(_ element: UnsafeMutableRawPointer, _ error: FilmtoneError) {
-        let code = error.code == .fileNotFound ? GST_RESOURCE_ERROR_NOT_FOUND : GST_RESOURCE_ERROR_SETTINGS
+        let (domain, code): (GQuark, gint)
+        switch error.code {
+        case .fileNotFound: (domain, code) = (gst_resource_error_quark(), gint(GST_RESOURCE_ERROR_NOT_FOUND.rawValue))
+        case .internalError: (domain, code) = (gst_core_error_quark(), gint(GST_CORE_ERROR_FAILED.rawValue))
+        default: (domain, code) = (gst_resource_error_quark(), gint(GST_RESOURCE_ERROR_SETTINGS.rawValue))
+        }
         // gst_element_message_full takes ownership of both strings.
         gst_element_message_full(
-            element.assumingMemoryBound(to: GstElement.self), GST_MESSAGE_ERROR, gst_resource_error_quark(),
-            gint(code.rawValue), g_strdup(error.message), g_strdup("\(error.code.rawValue): \(error.message)"),
-            #fileID, "start", 0)
+            element.assumingMemoryBound(to: GstElement.self), GST_MESSAGE_ERROR, domain, code,
+            g_strdup(error.message), g_strdup("\(error.code.rawValue): \(error.message)"), #fileID, "start", 0)
     }
 
     // MARK: - GObject vfuncs

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 // Table entries are written as bytes R G B 0 and read as little-endian words (`packRow`, LUTKernel's row loops).
 #if !_endian(little)
@@ -30,43 +31,40 @@ import Foundation
 /// kernel faulting in the fresh pages. Results are the `Double` reference to within float rounding, so at most 1
 /// code value off when the reference lands next to a rounding boundary (≈ 1 channel in 10⁵ for a smooth LUT).
 /// Debug builds fill the table lazily instead (`fillRows(usedBy:height:)`).
-package final class ColourTable: @unchecked Sendable {
-    /// 2²⁴ packed results, indexed `r | g << 8 | b << 16`.
-    package let entries: UnsafeMutablePointer<UInt32>
+///
+/// **Memory.** The table is a `TableBuffer`, freed with the `ColourTable`; the builder (debug builds keep it for the
+/// lazy rows) frees its own tables with it. A refused allocation is an `INTERNAL` error from `init`.
+///
+/// Sendable: release builds write the entries in `init` only; debug builds write missing rows under
+/// `LazyFill.filled`'s lock, and a frame reads only rows it (or an earlier frame) had filled under that lock.
+package final class ColourTable: Sendable {
+    /// The 64 MiB of `entries`, freed with the table.
+    private let storage: TableBuffer<UInt32>
     /// Debug builds only: what fills the table row by row on demand (see `fillRows(usedBy:height:)`).
     private let lazyFill: LazyFill?
 
     package static let entryCount = 1 << 24
     package static let byteCount = entryCount * MemoryLayout<UInt32>.stride
 
-    package init(look: Look) {
-        entries = Self.allocateEntries()
-        let builder = ColourTableBuilder(look: look, levels: 256)
+    /// `INTERNAL` when the 64 MiB (or the builder's tables) cannot be allocated.
+    package init(look: Look) throws {
+        storage = try Self.allocateEntries(for: "the look's colour table")
+        let builder = try ColourTableBuilder(look: look, levels: 256)
         #if DEBUG
             lazyFill = LazyFill(builder)
         #else
-            builder.fill(entries, rows: (0..<256).map { (blue: $0, greens: Array(0..<256)) })
-            builder.deallocate()
+            builder.fill(storage.base, rows: (0..<256).map { (blue: $0, greens: Array(0..<256)) })
             lazyFill = nil
         #endif
     }
 
-    deinit {
-        lazyFill?.builder.deallocate()
-        free(entries)
-    }
+    /// The 2²⁴ packed results, indexed `r | g << 8 | b << 16`; valid while the table is.
+    package var entries: UnsafeMutablePointer<UInt32> { storage.base }
 
-    /// 2²⁴ uninitialised entries, 2 MiB-aligned and advised for huge pages (see above); release with `free`.
-    /// Shared with `YUVKernel`'s table of the same size.
-    package static func allocateEntries() -> UnsafeMutablePointer<UInt32> {
-        var raw: UnsafeMutableRawPointer? = nil
-        // 2 MiB alignment: the huge-page size on x86-64 (and arm64 with 4 KiB pages).
-        guard posix_memalign(&raw, 2 << 20, byteCount) == 0, let raw else {
-            fatalError("LUTKernel: cannot allocate a 64 MiB colour table")
-        }
-        // Advice only: failure (no THP support) leaves ordinary pages.
-        _ = madvise(raw, byteCount, Int32(MADV_HUGEPAGE))
-        return raw.bindMemory(to: UInt32.self, capacity: entryCount)
+    /// 2²⁴ uninitialised entries, 2 MiB-aligned and advised for huge pages (see above), for `what` (the error's
+    /// words). Shared with `YUVKernel`'s table of the same size.
+    package static func allocateEntries(for what: String) throws -> TableBuffer<UInt32> {
+        try TableBuffer(count: entryCount, hugePages: true, for: what)
     }
 
     /// Whether every entry is filled (release builds); debug builds fill rows lazily and answer through
@@ -91,35 +89,36 @@ package final class ColourTable: @unchecked Sendable {
     /// the table lazily, one row of 256 entries (one green and blue pair) at a time, the rows each frame uses
     /// before it is mapped. The rows are filled by the same `ColourTableBuilder` code as the eager build, so the
     /// values are the same; release builds fill every row in `init` and this is a no-op.
-    private final class LazyFill {
-        package let builder: ColourTableBuilder
-        /// One bit per (blue, green) row, `blue << 8 | green`: filled.
-        package var filled = [UInt64](repeating: 0, count: 1024)
-        package let lock = NSLock()
+    private final class LazyFill: Sendable {
+        let builder: ColourTableBuilder
+        /// One bit per (blue, green) row, `blue << 8 | green`: filled. Held while the rows are written, so two
+        /// frames on two threads never fill the same row at once, and a frame finds its rows complete.
+        let filled = Mutex([UInt64](repeating: 0, count: 1024))
 
-        package init(_ builder: ColourTableBuilder) { self.builder = builder }
+        init(_ builder: consuming ColourTableBuilder) { self.builder = builder }
     }
 
     /// Debug builds: fills the rows of the table that `height` rows of `frame` use and that are still empty.
     package func fillRows(usedBy frame: FrameRows, height: Int) {
         guard let lazy = lazyFill else { return }
-        lazy.lock.lock()
-        defer { lazy.lock.unlock() }
-        var missing: [Int: [Int]] = [:]  // blue → greens
-        let (step, green, blue) = (frame.layout.bytesPerPixel, frame.layout.green, frame.layout.blue)
-        for row in 0..<height {
-            var pixel = frame.base + frame.stride * row
-            for _ in 0..<frame.width {
-                let key = Int(pixel[blue]) << 8 | Int(pixel[green])
-                if lazy.filled[key >> 6] & (1 << (key & 63)) == 0 {
-                    lazy.filled[key >> 6] |= 1 << (key & 63)
-                    missing[key >> 8, default: []].append(key & 255)
+        let entries = self.entries
+        lazy.filled.withLock { filled in
+            var missing: [Int: [Int]] = [:]  // blue → greens
+            let (step, green, blue) = (frame.layout.bytesPerPixel, frame.layout.green, frame.layout.blue)
+            for row in 0..<height {
+                var pixel = frame.base + frame.stride * row
+                for _ in 0..<frame.width {
+                    let key = Int(pixel[blue]) << 8 | Int(pixel[green])
+                    if filled[key >> 6] & (1 << (key & 63)) == 0 {
+                        filled[key >> 6] |= 1 << (key & 63)
+                        missing[key >> 8, default: []].append(key & 255)
+                    }
+                    pixel += step
                 }
-                pixel += step
             }
-        }
-        if !missing.isEmpty {
-            lazy.builder.fill(entries, rows: missing.map { (blue: $0.key, greens: $0.value) })
+            if !missing.isEmpty {
+                lazy.builder.fill(entries, rows: missing.map { (blue: $0.key, greens: $0.value) })
+            }
         }
     }
 }
@@ -141,15 +140,17 @@ package final class ColourTable: @unchecked Sendable {
 /// blend are evaluated per node by the reference itself (`Look` semantics in `Double`), and the table samples those
 /// composite nodes. This keeps nearest, which jumps at cell midpoints, exactly on the reference's side of every
 /// midpoint.
-package struct ColourTableBuilder: @unchecked Sendable {
+///
+/// Non-copyable: it owns its tables (`TableBuffer`s), freed with it. Sendable: they are written in `init` only.
+package struct ColourTableBuilder: ~Copyable, Sendable {
     /// The first stage's cell on one axis for one 8-bit code, offsets already multiplied by the axis stride.
-    package struct Cell {
+    package struct Cell: BitwiseCopyable, Sendable {
         package var origin: Int32
         package var nearest: Int32
         package var fraction: Float
     }
 
-    package enum Mode {
+    package enum Mode: Sendable {
         /// The first stage's result is the output.
         case direct
         /// The first stage is the creative LUT; blend it over `separable` (the input LUT's per-channel result).
@@ -165,15 +166,32 @@ package struct ColourTableBuilder: @unchecked Sendable {
     package let grid: NodeGrid
     /// Codes per channel: inputs are `code / (levels - 1)`.
     package let levels: Int
-    /// `cells[c·levels + code]`.
-    package let cells: UnsafeMutablePointer<Cell>
-    /// `separable[c·levels + code]`: the input LUT's 1D result (or the input itself), for `.blendOverSeparable`.
-    package let separable: UnsafeMutablePointer<Float>
+    private let cellStorage: TableBuffer<Cell>
+    private let separableStorage: TableBuffer<Float>
     /// The creative LUT for `.creativeAfter`.
     package let creative1D: FloatTable1D?
     package let creative3D: FloatTable3D?
 
-    package init(look: Look, levels: Int) {
+    /// `cells[c·levels + code]`.
+    package var cells: UnsafeMutablePointer<Cell> { cellStorage.base }
+    /// `separable[c·levels + code]`: the input LUT's 1D result (or the input itself), for `.blendOverSeparable`.
+    package var separable: UnsafeMutablePointer<Float> { separableStorage.base }
+    /// The bytes its tables hold.
+    package var byteCount: Int {
+        var total = cellStorage.byteCount + separableStorage.byteCount + grid.byteCount
+        switch creative1D {
+        case .some(let table): total += table.byteCount
+        case .none: break
+        }
+        switch creative3D {
+        case .some(let table): total += table.grid.byteCount
+        case .none: break
+        }
+        return total
+    }
+
+    /// `INTERNAL` when a table cannot be allocated.
+    package init(look: Look, levels: Int) throws {
         precondition(levels >= 2, "at least two codes per channel")
         self.levels = levels
         let creativeLUT = look.intensity > 0 ? look.creativeLUT : nil
@@ -207,10 +225,13 @@ package struct ColourTableBuilder: @unchecked Sendable {
             }
         }
 
+        // Every table is allocated (each may throw) into a local before any is stored: a non-copyable field must
+        // be initialised on every path or on none when `init` throws.
         let size = firstTable.size
         let strides = SIMD3(1, size, size * size)
-        cells = .allocate(capacity: 3 * levels)
-        separable = .allocate(capacity: 3 * levels)
+        let cellStorage = try TableBuffer<Cell>(count: 3 * levels, for: "the look's grid cells")
+        let separableStorage = try TableBuffer<Float>(count: 3 * levels, for: "the look's input values")
+        let (cells, separable) = (cellStorage.base, separableStorage.base)
         for channel in 0..<3 {
             for code in 0..<levels {
                 let cell = GridCell(
@@ -223,29 +244,34 @@ package struct ColourTableBuilder: @unchecked Sendable {
             }
         }
 
+        let grid: NodeGrid
         if mode == .direct, let creativeLUT, look.interpolation == .nearest {
-            grid = NodeGrid(
+            grid = try NodeGrid(
                 size: size, nodes: Self.compositeNodes(firstTable, creative: creativeLUT, intensity: look.intensity))
         } else {
-            grid = NodeGrid(firstTable)
+            grid = try NodeGrid(firstTable)
         }
+        var creative1D: FloatTable1D? = nil
+        var creative3D: FloatTable3D? = nil
         if mode == .creativeAfter, let creativeLUT {
-            creative1D = creativeLUT.table1D.map(FloatTable1D.init)
-            creative3D = creativeLUT.table3D.map(FloatTable3D.init)
-        } else {
-            creative1D = nil
-            creative3D = nil
+            if let table = creativeLUT.table1D { creative1D = try FloatTable1D(table) }
+            if let table = creativeLUT.table3D { creative3D = try FloatTable3D(table) }
         }
+        self.cellStorage = cellStorage
+        self.separableStorage = separableStorage
+        self.grid = grid
+        self.creative1D = creative1D
+        self.creative3D = creative3D
     }
 
     /// For nearest with both slots: each input-LUT node run through the rest of the look by the reference.
     /// Parallel over blue slices: a 65³ input LUT is 275 k reference evaluations.
-    private static func compositeNodes(_ table: CubeLUT.Table3D, creative: CubeLUT, intensity: Double)
-        -> UnsafeMutablePointer<SIMD4<Float>>
+    private static func compositeNodes(_ table: CubeLUT.Table3D, creative: CubeLUT, intensity: Double) throws
+        -> TableBuffer<SIMD4<Float>>
     {
         let size = table.size
-        let nodes = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: size * size * size)
-        let shared = SendablePointer(nodes)
+        let nodes = try NodeGrid.allocateNodes(size: size)
+        let shared = SendablePointer(nodes.base)
         DispatchQueue.concurrentPerform(iterations: size) { blue in
             for green in 0..<size {
                 for red in 0..<size {
@@ -257,14 +283,6 @@ package struct ColourTableBuilder: @unchecked Sendable {
             }
         }
         return nodes
-    }
-
-    package func deallocate() {
-        grid.deallocate()
-        cells.deallocate()
-        separable.deallocate()
-        creative1D?.deallocate()
-        creative3D?.deallocate()
     }
 
     /// Fills the given rows of entries (all 2²⁴ of them: every green for every blue), one blue plane (256 KiB,
@@ -287,21 +305,18 @@ package struct ColourTableBuilder: @unchecked Sendable {
     private func fillPlane<S: RowSampler>(
         _ blue: Int, _ greens: [Int], _ entries: UnsafeMutablePointer<UInt32>, _: S.Type
     ) {
-        let values = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: 256)
-        let row = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: S.rowCapacity(size: grid.size))
-        defer {
-            values.deallocate()
-            row.deallocate()
-        }
-        let b = cells[2 * levels + blue]
-        for green in greens {
-            let g = cells[levels + green]
-            S.prepare(grid, green: g, blue: b, row)
-            for red in 0..<256 {
-                let value = S.sample(grid, row, red: cells[red], green: g, blue: b)
-                values[red] = finish(value, red, green, blue, S.self)
+        withScratch(256, S.rowCapacity(size: grid.size)) { values, row in
+            let cells = self.cells
+            let b = cells[2 * levels + blue]
+            for green in greens {
+                let g = cells[levels + green]
+                S.prepare(grid, green: g, blue: b, row)
+                for red in 0..<256 {
+                    let value = S.sample(grid, row, red: cells[red], green: g, blue: b)
+                    values[red] = finish(value, red, green, blue, S.self)
+                }
+                Self.packRow(values, into: entries + (blue << 16 | green << 8))
             }
-            Self.packRow(values, into: entries + (blue << 16 | green << 8))
         }
     }
 
@@ -319,14 +334,14 @@ package struct ColourTableBuilder: @unchecked Sendable {
     private func evaluate<S: CellSampler>(
         _ indices: UnsafePointer<UInt32>, _ out: UnsafeMutablePointer<UInt32>, _: S.Type
     ) {
-        let values = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: 256)
-        defer { values.deallocate() }
-        for entry in 0..<256 {
-            let index = Int(indices[entry])
-            let (red, green, blue) = (index & 255, index >> 8 & 255, index >> 16 & 255)
-            values[entry] = finish(firstStage(red, green, blue, S.self), red, green, blue, S.self)
+        withScratch(256, 1) { values, _ in
+            for entry in 0..<256 {
+                let index = Int(indices[entry])
+                let (red, green, blue) = (index & 255, index >> 8 & 255, index >> 16 & 255)
+                values[entry] = finish(firstStage(red, green, blue, S.self), red, green, blue, S.self)
+            }
+            Self.packRow(values, into: out)
         }
-        Self.packRow(values, into: out)
     }
 
     /// The first table at one input given as codes (0..<levels per channel): its cells from `cells` (exactly the
@@ -353,8 +368,14 @@ package struct ColourTableBuilder: @unchecked Sendable {
             return x * (1 - intensity) + value * intensity
         case .creativeAfter:
             var creative = value
-            if let creative1D { creative = creative1D.apply(creative) }
-            if let creative3D { creative = creative3D.apply(creative, S.self) }
+            switch creative1D {
+            case .some(let table): creative = table.apply(creative)
+            case .none: break
+            }
+            switch creative3D {
+            case .some(let table): creative = table.apply(creative, S.self)
+            case .none: break
+            }
             return value * (1 - intensity) + creative * intensity
         }
     }
@@ -384,10 +405,26 @@ package struct ColourTableBuilder: @unchecked Sendable {
     }
 }
 
-/// A pointer handed to `concurrentPerform` work items, which write disjoint parts of what it points to.
-private struct SendablePointer<T>: @unchecked Sendable {
+/// A pointer handed to `concurrentPerform` work items (a table being built).
+///
+/// Unchecked Sendable: the work items write disjoint parts of what it points to (one blue plane, one group of rows,
+/// one chunk of codes each), and it is owned by whoever started them and outlives them: `concurrentPerform` returns
+/// only when every work item has.
+package struct SendablePointer<T>: @unchecked Sendable {
     package let pointer: UnsafeMutablePointer<T>
     package init(_ pointer: UnsafeMutablePointer<T>) { self.pointer = pointer }
+}
+
+/// Two scratch rows of `SIMD4<Float>` for one work item, for the length of `body` (on its stack when they fit).
+@inline(__always)
+private func withScratch<R>(
+    _ first: Int, _ second: Int, _ body: (UnsafeMutablePointer<SIMD4<Float>>, UnsafeMutablePointer<SIMD4<Float>>) -> R
+) -> R {
+    withUnsafeTemporaryAllocation(of: SIMD4<Float>.self, capacity: first) { a in
+        withUnsafeTemporaryAllocation(of: SIMD4<Float>.self, capacity: second) { b in
+            body(a.baseAddress!, b.baseAddress!)
+        }
+    }
 }
 
 /// `Double` → `Float` without overflowing to infinity (LUT values are finite but may exceed `Float`'s range;
@@ -399,23 +436,35 @@ private func finiteFloat(_ value: Double) -> Float {
 // MARK: - Sampling
 
 /// A 3D table as `SIMD4<Float>` nodes (the fourth lane unused: one aligned 16-byte load per node), red fastest,
-/// with its tetrahedra precomputed.
-package struct NodeGrid {
-    package let nodes: UnsafeMutablePointer<SIMD4<Float>>
+/// with its tetrahedra precomputed. Non-copyable: it owns both tables (a 256³ LUT's nodes are 256 MiB).
+package struct NodeGrid: ~Copyable, Sendable {
+    private let nodeStorage: TableBuffer<SIMD4<Float>>
+    private let cornerStorage: TableBuffer<SIMD2<Int32>>
     package let size: Int
     package let greenStride: Int
     package let blueStride: Int
+
+    package var nodes: UnsafeMutablePointer<SIMD4<Float>> { nodeStorage.base }
     /// For each ordering of the three fractions, coded `(r ≥ g) | (g ≥ b) << 1 | (r ≥ b) << 2`: the offsets from
     /// the cell origin of the tetrahedron's second and third corners (see `Tetrahedral`). Two codes are
     /// impossible orderings and hold a valid tetrahedron anyway.
-    package let corners: UnsafeMutablePointer<SIMD2<Int32>>
+    package var corners: UnsafeMutablePointer<SIMD2<Int32>> { cornerStorage.base }
+    package var byteCount: Int { nodeStorage.byteCount + cornerStorage.byteCount }
 
-    package init(size: Int, nodes: UnsafeMutablePointer<SIMD4<Float>>) {
+    /// Memory for the `size³` nodes of a grid, filled by the caller and handed to `init(size:nodes:)`.
+    package static func allocateNodes(size: Int) throws -> TableBuffer<SIMD4<Float>> {
+        try TableBuffer(count: size * size * size, for: "the look's \(size)³ LUT nodes")
+    }
+
+    /// A grid over `nodes` (`size³` of them, filled), which it now owns.
+    package init(size: Int, nodes: consuming TableBuffer<SIMD4<Float>>) throws {
+        precondition(nodes.count == size * size * size, "a grid of size³ nodes")
         self.size = size
-        self.nodes = nodes
+        nodeStorage = nodes
         greenStride = size
         blueStride = size * size
-        corners = .allocate(capacity: 8)
+        cornerStorage = try TableBuffer(count: 8, for: "the look's tetrahedra")
+        let corners = cornerStorage.base
         let (r, g, b) = (1, size, size * size)
         for code in 0..<8 {
             let (redOverGreen, greenOverBlue, redOverBlue) = (code & 1 != 0, code & 2 != 0, code & 4 != 0)
@@ -428,9 +477,9 @@ package struct NodeGrid {
         }
     }
 
-    package init(_ table: CubeLUT.Table3D) {
-        let count = table.size * table.size * table.size
-        let nodes = UnsafeMutablePointer<SIMD4<Float>>.allocate(capacity: count)
+    package init(_ table: CubeLUT.Table3D) throws {
+        let storage = try Self.allocateNodes(size: table.size)
+        let (nodes, count) = (storage.base, storage.count)
         table.values.withUnsafeBufferPointer { values in
             for node in 0..<count {
                 nodes[node] = SIMD4(
@@ -438,12 +487,7 @@ package struct NodeGrid {
                     0)
             }
         }
-        self.init(size: table.size, nodes: nodes)
-    }
-
-    package func deallocate() {
-        nodes.deallocate()
-        corners.deallocate()
+        try self.init(size: table.size, nodes: storage)
     }
 }
 
@@ -451,7 +495,7 @@ package struct NodeGrid {
 /// it: how the creative LUT is sampled at arbitrary values. The formulas are the reference's
 /// (LUTInterpolation.swift).
 package protocol CellSampler {
-    static func sample(_ grid: NodeGrid, origin: Int, nearest: Int, _ fraction: SIMD3<Float>) -> SIMD4<Float>
+    static func sample(_ grid: borrowing NodeGrid, origin: Int, nearest: Int, _ fraction: SIMD3<Float>) -> SIMD4<Float>
 }
 
 /// The same method for filling a table row by row: with the green and blue cells fixed along a row, the
@@ -463,17 +507,19 @@ package protocol RowSampler: CellSampler {
     /// How many vectors `prepare` writes for a table of `size` nodes per axis.
     static func rowCapacity(size: Int) -> Int
     static func prepare(
-        _ grid: NodeGrid, green: ColourTableBuilder.Cell, blue: ColourTableBuilder.Cell,
+        _ grid: borrowing NodeGrid, green: ColourTableBuilder.Cell, blue: ColourTableBuilder.Cell,
         _ row: UnsafeMutablePointer<SIMD4<Float>>)
     static func sample(
-        _ grid: NodeGrid, _ row: UnsafeMutablePointer<SIMD4<Float>>, red: ColourTableBuilder.Cell,
+        _ grid: borrowing NodeGrid, _ row: UnsafeMutablePointer<SIMD4<Float>>, red: ColourTableBuilder.Cell,
         green: ColourTableBuilder.Cell, blue: ColourTableBuilder.Cell
     ) -> SIMD4<Float>
 }
 
 package enum Nearest: RowSampler {
     @inline(__always)
-    package static func sample(_ grid: NodeGrid, origin: Int, nearest: Int, _ fraction: SIMD3<Float>) -> SIMD4<Float> {
+    package static func sample(
+        _ grid: borrowing NodeGrid, origin: Int, nearest: Int, _ fraction: SIMD3<Float>
+    ) -> SIMD4<Float> {
         grid.nodes[nearest]
     }
 
@@ -481,13 +527,13 @@ package enum Nearest: RowSampler {
 
     @inline(__always)
     package static func prepare(
-        _ grid: NodeGrid, green: ColourTableBuilder.Cell, blue: ColourTableBuilder.Cell,
+        _ grid: borrowing NodeGrid, green: ColourTableBuilder.Cell, blue: ColourTableBuilder.Cell,
         _ row: UnsafeMutablePointer<SIMD4<Float>>
     ) {}
 
     @inline(__always)
     package static func sample(
-        _ grid: NodeGrid, _ row: UnsafeMutablePointer<SIMD4<Float>>, red: ColourTableBuilder.Cell,
+        _ grid: borrowing NodeGrid, _ row: UnsafeMutablePointer<SIMD4<Float>>, red: ColourTableBuilder.Cell,
         green: ColourTableBuilder.Cell, blue: ColourTableBuilder.Cell
     ) -> SIMD4<Float> {
         grid.nodes[Int(red.nearest &+ green.nearest &+ blue.nearest)]
@@ -499,7 +545,9 @@ private func mix(_ a: SIMD4<Float>, _ c: SIMD4<Float>, _ f: Float) -> SIMD4<Floa
 
 package enum Trilinear: RowSampler {
     @inline(__always)
-    package static func sample(_ grid: NodeGrid, origin o: Int, nearest: Int, _ f: SIMD3<Float>) -> SIMD4<Float> {
+    package static func sample(
+        _ grid: borrowing NodeGrid, origin o: Int, nearest: Int, _ f: SIMD3<Float>
+    ) -> SIMD4<Float> {
         let (n, g, b) = (grid.nodes, grid.greenStride, grid.blueStride)
         let c00 = mix(n[o], n[o + 1], f.x)
         let c10 = mix(n[o + g], n[o + g + 1], f.x)
@@ -514,7 +562,7 @@ package enum Trilinear: RowSampler {
     /// and red last is the same function as the reference's red-first order.
     @inline(__always)
     package static func prepare(
-        _ grid: NodeGrid, green: ColourTableBuilder.Cell, blue: ColourTableBuilder.Cell,
+        _ grid: borrowing NodeGrid, green: ColourTableBuilder.Cell, blue: ColourTableBuilder.Cell,
         _ row: UnsafeMutablePointer<SIMD4<Float>>
     ) {
         let (g, b) = (grid.greenStride, grid.blueStride)
@@ -527,7 +575,7 @@ package enum Trilinear: RowSampler {
 
     @inline(__always)
     package static func sample(
-        _ grid: NodeGrid, _ row: UnsafeMutablePointer<SIMD4<Float>>, red: ColourTableBuilder.Cell,
+        _ grid: borrowing NodeGrid, _ row: UnsafeMutablePointer<SIMD4<Float>>, red: ColourTableBuilder.Cell,
         green: ColourTableBuilder.Cell, blue: ColourTableBuilder.Cell
     ) -> SIMD4<Float> {
         let i = Int(red.origin)
@@ -541,7 +589,9 @@ package enum Tetrahedral: RowSampler {
     /// corners come from `grid.corners`, indexed by the three comparisons, instead of branches. Ties between
     /// fractions may pick another tetrahedron than the reference: their shared face gives the same value.
     @inline(__always)
-    package static func sample(_ grid: NodeGrid, origin o: Int, nearest: Int, _ f: SIMD3<Float>) -> SIMD4<Float> {
+    package static func sample(
+        _ grid: borrowing NodeGrid, origin o: Int, nearest: Int, _ f: SIMD3<Float>
+    ) -> SIMD4<Float> {
         let (fr, fg, fb) = (f.x, f.y, f.z)
         let code = (fr >= fg ? 1 : 0) | (fg >= fb ? 2 : 0) | (fr >= fb ? 4 : 0)
         let corner = grid.corners[code]
@@ -566,7 +616,7 @@ package enum Tetrahedral: RowSampler {
     /// neighbouring orderings agree (shared faces), so ties may go either way.
     @inline(__always)
     package static func prepare(
-        _ grid: NodeGrid, green: ColourTableBuilder.Cell, blue: ColourTableBuilder.Cell,
+        _ grid: borrowing NodeGrid, green: ColourTableBuilder.Cell, blue: ColourTableBuilder.Cell,
         _ row: UnsafeMutablePointer<SIMD4<Float>>
     ) {
         let (g, b) = (grid.greenStride, grid.blueStride)
@@ -593,7 +643,7 @@ package enum Tetrahedral: RowSampler {
 
     @inline(__always)
     package static func sample(
-        _ grid: NodeGrid, _ row: UnsafeMutablePointer<SIMD4<Float>>, red: ColourTableBuilder.Cell,
+        _ grid: borrowing NodeGrid, _ row: UnsafeMutablePointer<SIMD4<Float>>, red: ColourTableBuilder.Cell,
         green: ColourTableBuilder.Cell, blue: ColourTableBuilder.Cell
     ) -> SIMD4<Float> {
         let f = red.fraction
@@ -627,24 +677,26 @@ private func floatCells(_ value: SIMD4<Float>, minimum: SIMD4<Float>, inverseRan
     return (index, fraction)
 }
 
-/// A `Table1D` as `Float`, same order (`[r0, g0, b0, r1, …]`).
-package struct FloatTable1D {
-    package let values: UnsafeMutablePointer<Float>
+/// A `Table1D` as `Float`, same order (`[r0, g0, b0, r1, …]`). Non-copyable: it owns the values.
+package struct FloatTable1D: ~Copyable, Sendable {
+    private let storage: TableBuffer<Float>
     package let size: Int
     package let minimum: SIMD4<Float>
     package let inverseRange: SIMD4<Float>
 
-    package init(_ table: CubeLUT.Table1D) {
+    package var values: UnsafeMutablePointer<Float> { storage.base }
+    package var byteCount: Int { storage.byteCount }
+
+    package init(_ table: CubeLUT.Table1D) throws {
         size = table.size
-        values = .allocate(capacity: size * 3)
+        storage = try TableBuffer(count: size * 3, for: "the look's 1D table")
+        let values = storage.base
         for index in 0..<size * 3 { values[index] = finiteFloat(table.values[index]) }
         minimum = SIMD4(
             finiteFloat(table.domainMin.x), finiteFloat(table.domainMin.y), finiteFloat(table.domainMin.z), 0)
         let inverse = 1 / (table.domainMax - table.domainMin)
         inverseRange = SIMD4(finiteFloat(inverse.x), finiteFloat(inverse.y), finiteFloat(inverse.z), 0)
     }
-
-    package func deallocate() { values.deallocate() }
 
     @inline(__always)
     package func apply(_ value: SIMD4<Float>) -> SIMD4<Float> {
@@ -659,21 +711,19 @@ package struct FloatTable1D {
     }
 }
 
-/// A `Table3D` as a `NodeGrid` with its domain, sampled at arbitrary values.
-package struct FloatTable3D {
+/// A `Table3D` as a `NodeGrid` with its domain, sampled at arbitrary values. Non-copyable, like its grid.
+package struct FloatTable3D: ~Copyable, Sendable {
     package let grid: NodeGrid
     package let minimum: SIMD4<Float>
     package let inverseRange: SIMD4<Float>
 
-    package init(_ table: CubeLUT.Table3D) {
-        grid = NodeGrid(table)
+    package init(_ table: CubeLUT.Table3D) throws {
+        grid = try NodeGrid(table)
         minimum = SIMD4(
             finiteFloat(table.domainMin.x), finiteFloat(table.domainMin.y), finiteFloat(table.domainMin.z), 0)
         let inverse = 1 / (table.domainMax - table.domainMin)
         inverseRange = SIMD4(finiteFloat(inverse.x), finiteFloat(inverse.y), finiteFloat(inverse.z), 0)
     }
-
-    package func deallocate() { grid.deallocate() }
 
     @inline(__always)
     package func apply<S: CellSampler>(_ value: SIMD4<Float>, _: S.Type) -> SIMD4<Float> {

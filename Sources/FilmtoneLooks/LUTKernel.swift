@@ -39,7 +39,10 @@ public struct PackedRGBLayout: Equatable, Sendable {
 ///
 /// Per-frame cost is memory-bound (one table load a pixel): a 1080p frame with a 33³ tetrahedral look costs ≈ 4 ms
 /// of CPU on the 2-core test machine, ≈ 1/25 of FFmpeg's `lut3d` (`make bench-lut`, docs/PERFORMANCE.md).
-public final class LUTKernel: @unchecked Sendable {
+///
+/// Sendable: immutable after `init` (the table's rows that debug builds fill later are filled under a lock, see
+/// `ColourTable`), so one kernel may run frames on several threads at once.
+public final class LUTKernel: Sendable {
     /// How the per-frame work is done; chosen by `init` from the look (see the type's documentation).
     public enum Strategy: String, Sendable {
         case identity
@@ -60,7 +63,7 @@ public final class LUTKernel: @unchecked Sendable {
     }
 
     /// Internal so that `YUVKernel` can build its table from this kernel's results.
-    package enum Plan {
+    package enum Plan: Sendable {
         case identity
         /// `[red 0…255, green 0…255, blue 0…255]` output codes.
         case perChannel([UInt8])
@@ -73,7 +76,10 @@ public final class LUTKernel: @unchecked Sendable {
     /// (≈ 80 ms wall for a 33³ LUT on the 2-core test machine, see docs/PERFORMANCE.md): build a kernel once per
     /// look, when an element starts, never per frame. (Debug builds fill the table lazily instead, see
     /// `ColourTable`.)
-    public init(look: Look) {
+    ///
+    /// Throws `INTERNAL` when the table's memory cannot be allocated ("cannot allocate 64 MiB for the look's
+    /// colour table").
+    public init(look: Look) throws {
         self.look = look
         let creative = look.intensity > 0 ? look.creativeLUT : nil
         if look.inputLUT == nil && creative == nil {
@@ -83,7 +89,7 @@ public final class LUTKernel: @unchecked Sendable {
             plan = .perChannel(Self.perChannelTable(look))
             strategy = .perChannel
         } else {
-            plan = .fullTable(ColourTable(look: look))
+            plan = .fullTable(try ColourTable(look: look))
             strategy = .fullTable
         }
     }
@@ -127,11 +133,8 @@ public final class LUTKernel: @unchecked Sendable {
         case .identity:
             return
         case .perChannel(let table):
-            table.withUnsafeBufferPointer { table in
-                let table = table.baseAddress!
-                Self.forEachBand(height: height, pixels: width * height) { rows in
-                    frame.mapPerChannel(rows: rows, table: table)
-                }
+            Self.forEachBand(height: height, pixels: width * height) { rows in
+                table.withUnsafeBufferPointer { frame.mapPerChannel(rows: rows, table: $0.baseAddress!) }
             }
         case .fullTable(let table):
             table.fillRows(usedBy: frame, height: height)  // debug builds only; a no-op in release builds
@@ -143,8 +146,9 @@ public final class LUTKernel: @unchecked Sendable {
 
     /// Runs `body` over bands of rows covering 0..<height: one band on the calling thread for small frames, else
     /// four bands per core (more than one per core so a core that is busy elsewhere does not hold up the frame;
-    /// few enough that a band is tens of thousands of pixels and dispatch costs stay negligible).
-    package static func forEachBand(height: Int, pixels: Int, _ body: (Range<Int>) -> Void) {
+    /// few enough that a band is tens of thousands of pixels and dispatch costs stay negligible). `body` runs on
+    /// several threads at once, each with its own rows.
+    package static func forEachBand(height: Int, pixels: Int, _ body: @Sendable (Range<Int>) -> Void) {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         guard pixels >= parallelPixelThreshold, cores > 1, height > 1 else {
             body(0..<height)
@@ -166,7 +170,10 @@ public final class LUTKernel: @unchecked Sendable {
 // MARK: - Row loops
 
 /// One frame as the row loops see it. A value type holding the raw pointer so that the bands, run on other threads
-/// by `concurrentPerform`, each get a copy; bands are disjoint row ranges, so no two threads write the same byte.
+/// by `concurrentPerform`, each get a copy.
+///
+/// Unchecked Sendable: bands are disjoint row ranges, so no two threads write the same byte, and the frame outlives
+/// them (`apply` returns only when every band has).
 package struct FrameRows: @unchecked Sendable {
     package let base: UnsafeMutablePointer<UInt8>
     package let width: Int

@@ -45,7 +45,9 @@ public struct PackedRGB16Layout: Equatable, Sendable {
 /// Build: ≈ 8 ms (196 608 grid cells). Per frame: ≈ 100 ms of CPU for a 1080p RGBA64 frame through a 33³
 /// tetrahedral look on the 2-core test machine, 0.83× FFmpeg's `lut3d` on the same frame (`make bench-lut16`,
 /// docs/PERFORMANCE.md).
-public final class LUTKernel16: @unchecked Sendable {
+///
+/// Sendable: immutable after `init`, so one kernel may run frames on several threads at once.
+public final class LUTKernel16: Sendable {
     public enum Strategy: String, Sendable {
         case identity
         case perChannel
@@ -55,7 +57,8 @@ public final class LUTKernel16: @unchecked Sendable {
     public let look: Look
     public let strategy: Strategy
 
-    private enum Plan {
+    /// Non-copyable, because `.perPixel`'s builder owns its tables: they are freed with the kernel.
+    private enum Plan: ~Copyable, Sendable {
         case identity
         /// `[red 0…65535, green 0…65535, blue 0…65535]` output codes.
         case perChannel([UInt16])
@@ -64,20 +67,20 @@ public final class LUTKernel16: @unchecked Sendable {
 
     private let plan: Plan
 
-    /// Memory the kernel holds for its tables, in bytes.
+    /// Memory the kernel holds for its tables, in bytes (the grid cells, separable values and the first 3D
+    /// table's nodes; with both slots, the creative LUT's tables too).
     public var tableByteCount: Int {
         switch plan {
         case .identity: return 0
         case .perChannel(let table): return table.count * 2
-        case .perPixel(let builder):
-            return builder.levels * 3 * (MemoryLayout<ColourTableBuilder.Cell>.stride + MemoryLayout<Float>.stride)
-                + builder.grid.size * builder.grid.size * builder.grid.size * MemoryLayout<SIMD4<Float>>.stride
+        case .perPixel(let builder): return builder.byteCount
         }
     }
 
     public static let levels = 65_536
 
-    public init(look: Look) {
+    /// Throws `INTERNAL` when the tables' memory cannot be allocated.
+    public init(look: Look) throws {
         self.look = look
         let creative = look.intensity > 0 ? look.creativeLUT : nil
         if look.inputLUT == nil && creative == nil {
@@ -87,13 +90,9 @@ public final class LUTKernel16: @unchecked Sendable {
             plan = .perChannel(Self.perChannelTable(look))
             strategy = .perChannel
         } else {
-            plan = .perPixel(ColourTableBuilder(look: look, levels: Self.levels))
+            plan = .perPixel(try ColourTableBuilder(look: look, levels: Self.levels))
             strategy = .perPixel
         }
-    }
-
-    deinit {
-        if case .perPixel(let builder) = plan { builder.deallocate() }
     }
 
     /// Without a 3D table each output channel depends on its own input channel only: the reference on the grey
@@ -101,13 +100,13 @@ public final class LUTKernel16: @unchecked Sendable {
     private static func perChannelTable(_ look: Look) -> [UInt16] {
         var table = [UInt16](repeating: 0, count: 3 * levels)
         table.withUnsafeMutableBufferPointer { buffer in
-            let shared = buffer
+            let shared = SendablePointer(buffer.baseAddress!)
             DispatchQueue.concurrentPerform(iterations: 16) { chunk in
                 for input in Swift.stride(from: chunk, to: levels, by: 16) {
                     let output = look.apply(SIMD3(repeating: Double(input) / Double(levels - 1)))
-                    shared[input] = code(output.x)
-                    shared[levels + input] = code(output.y)
-                    shared[2 * levels + input] = code(output.z)
+                    shared.pointer[input] = code(output.x)
+                    shared.pointer[levels + input] = code(output.y)
+                    shared.pointer[2 * levels + input] = code(output.z)
                 }
             }
         }
@@ -141,11 +140,8 @@ public final class LUTKernel16: @unchecked Sendable {
         case .identity:
             return
         case .perChannel(let table):
-            table.withUnsafeBufferPointer { table in
-                let table = table.baseAddress!
-                LUTKernel.forEachBand(height: height, pixels: width * height) { rows in
-                    frame.mapPerChannel(rows: rows, table: table)
-                }
+            LUTKernel.forEachBand(height: height, pixels: width * height) { rows in
+                table.withUnsafeBufferPointer { frame.mapPerChannel(rows: rows, table: $0.baseAddress!) }
             }
         case .perPixel(let builder):
             LUTKernel.forEachBand(height: height, pixels: width * height) { rows in
@@ -161,7 +157,10 @@ public final class LUTKernel16: @unchecked Sendable {
 
 // MARK: - Row loops
 
-/// One 16-bit frame as the row loops see it (see `FrameRows`): bands are disjoint row ranges.
+/// One 16-bit frame as the row loops see it (see `FrameRows`).
+///
+/// Unchecked Sendable: bands are disjoint row ranges, so no two threads write the same byte, and the frame outlives
+/// them (`apply` returns only when every band has).
 package struct FrameRows16: @unchecked Sendable {
     package let base: UnsafeMutableRawPointer
     package let width: Int
@@ -196,7 +195,7 @@ package struct FrameRows16: @unchecked Sendable {
     /// 8-bit ones. The rest of the look after the first table is chosen once per band (`Rest`), so the common
     /// looks (one 3D LUT, or a 3D creative LUT blended over a 1D or empty input slot) run a short loop with
     /// nothing of the creative-after-input path in it.
-    package func mapPerPixel<S: CellSampler>(rows: Range<Int>, _ builder: ColourTableBuilder, _: S.Type) {
+    package func mapPerPixel<S: CellSampler>(rows: Range<Int>, _ builder: borrowing ColourTableBuilder, _: S.Type) {
         switch builder.mode {
         case .direct: mapPixels(rows: rows, builder, S.self, Direct.self)
         case .blendOverSeparable: mapPixels(rows: rows, builder, S.self, BlendOverSeparable.self)
@@ -209,7 +208,7 @@ package struct FrameRows16: @unchecked Sendable {
     /// and a tie rounded down is bumped up.
     @inline(__always)
     private func mapPixels<S: CellSampler, R: Rest>(
-        rows: Range<Int>, _ builder: ColourTableBuilder, _: S.Type, _: R.Type
+        rows: Range<Int>, _ builder: borrowing ColourTableBuilder, _: S.Type, _: R.Type
     ) {
         let (step, red, green, blue) = (layout.bytesPerPixel, layout.red, layout.green, layout.blue)
         let magic: Float = 12_582_912
@@ -236,21 +235,21 @@ package struct FrameRows16: @unchecked Sendable {
 /// What follows the first 3D table, per `ColourTableBuilder.Mode`.
 private protocol Rest {
     static func finish<S: CellSampler>(
-        _ builder: ColourTableBuilder, _ value: SIMD4<Float>, _ red: Int, _ green: Int, _ blue: Int, _: S.Type
+        _ builder: borrowing ColourTableBuilder, _ value: SIMD4<Float>, _ red: Int, _ green: Int, _ blue: Int, _: S.Type
     ) -> SIMD4<Float>
 }
 
 private enum Direct: Rest {
     @inline(__always)
     package static func finish<S: CellSampler>(
-        _ builder: ColourTableBuilder, _ value: SIMD4<Float>, _ red: Int, _ green: Int, _ blue: Int, _: S.Type
+        _ builder: borrowing ColourTableBuilder, _ value: SIMD4<Float>, _ red: Int, _ green: Int, _ blue: Int, _: S.Type
     ) -> SIMD4<Float> { value }
 }
 
 private enum BlendOverSeparable: Rest {
     @inline(__always)
     package static func finish<S: CellSampler>(
-        _ builder: ColourTableBuilder, _ value: SIMD4<Float>, _ red: Int, _ green: Int, _ blue: Int, _: S.Type
+        _ builder: borrowing ColourTableBuilder, _ value: SIMD4<Float>, _ red: Int, _ green: Int, _ blue: Int, _: S.Type
     ) -> SIMD4<Float> {
         let (separable, levels) = (builder.separable, builder.levels)
         let x = SIMD4(separable[red], separable[levels &+ green], separable[2 &* levels &+ blue], 0)
@@ -261,7 +260,7 @@ private enum BlendOverSeparable: Rest {
 private enum CreativeAfter: Rest {
     @inline(__always)
     package static func finish<S: CellSampler>(
-        _ builder: ColourTableBuilder, _ value: SIMD4<Float>, _ red: Int, _ green: Int, _ blue: Int, _: S.Type
+        _ builder: borrowing ColourTableBuilder, _ value: SIMD4<Float>, _ red: Int, _ green: Int, _ blue: Int, _: S.Type
     ) -> SIMD4<Float> {
         builder.finish(value, red, green, blue, S.self)
     }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 // MARK: - Colorimetry
 
@@ -68,8 +69,9 @@ public struct YUVColorimetry: Equatable, Sendable, CustomStringConvertible {
 // MARK: - Frames
 
 /// The planes of an 8-bit 4:2:0 frame, walked by stride: I420 (three planes) or NV12 (Y, then Cb and Cr
-/// interleaved: `chromaStep` 2, `cr` one byte after `cb`).
-public struct YUV420Planes: @unchecked Sendable {
+/// interleaved: `chromaStep` 2, `cr` one byte after `cb`). Not Sendable, like the pointers it holds: whoever
+/// mapped the frame decides which thread writes it (`YUVKernel.apply` splits it into disjoint bands itself).
+public struct YUV420Planes {
     public var luma: UnsafeMutablePointer<UInt8>
     public var lumaStride: Int
     public var cb: UnsafeMutablePointer<UInt8>
@@ -117,53 +119,69 @@ public struct YUV420Planes: @unchecked Sendable {
 /// Debug builds fill the table lazily, the (U, V) rows a frame uses, each entry evaluated from the look directly
 /// (`ColourTable.entries(at:into:)`): the RGB table is never filled whole there (it would take ≈ 14 s), and a
 /// debug element test pays milliseconds, not seconds, for its table.
-public final class YUVKernel: @unchecked Sendable {
+///
+/// Sendable: immutable after `init` (debug builds fill rows later under a lock, see `LazyRows`), so one kernel may
+/// run frames on several threads at once.
+public final class YUVKernel: Sendable {
     public let colorimetry: YUVColorimetry
     public let strategy: LUTKernel.Strategy
     /// Memory the kernel holds for its table: 0 (identity) or 64 MiB.
     public var tableByteCount: Int { entries == nil ? 0 : ColourTable.byteCount }
 
-    private let entries: UnsafeMutablePointer<UInt32>?
+    /// The 2²⁴ entries (nil for an identity look), freed with the kernel.
+    private let table: TableBuffer<UInt32>?
     private let lazyRows: LazyRows?
 
-    /// Builds the table for `look` (through a `LUTKernel`, released afterwards in release builds).
-    public convenience init(look: Look, colorimetry: YUVColorimetry) {
-        self.init(rgb: LUTKernel(look: look), colorimetry: colorimetry)
+    /// Builds the table for `look` (through a `LUTKernel`, released afterwards in release builds). Throws
+    /// `INTERNAL` when either table's memory cannot be allocated.
+    public convenience init(look: Look, colorimetry: YUVColorimetry) throws {
+        try self.init(rgb: LUTKernel(look: look), colorimetry: colorimetry)
     }
 
-    /// Builds the table from `rgb`'s results. Release builds do not keep `rgb`.
-    public init(rgb: LUTKernel, colorimetry: YUVColorimetry) {
+    /// Builds the table from `rgb`'s results. Release builds do not keep `rgb`. Throws `INTERNAL` when the
+    /// table's memory cannot be allocated ("cannot allocate 64 MiB for the look's Y'CbCr table").
+    public init(rgb: LUTKernel, colorimetry: YUVColorimetry) throws {
         self.colorimetry = colorimetry
         strategy = rgb.strategy
         let source: RGBSource
         switch rgb.plan {
         case .identity:
-            (entries, lazyRows) = (nil, nil)
+            table = nil
+            lazyRows = nil
             return
         case .perChannel(let table): source = .perChannel(table)
         case .fullTable(let table): source = .table(table)
         }
-        let entries = ColourTable.allocateEntries()
-        self.entries = entries
+        let table = try ColourTable.allocateEntries(for: "the look's Y'CbCr table")
+        let entries = table.base
+        self.table = consume table
         let builder = YUVRowBuilder(colorimetry: colorimetry, source: source)
         #if DEBUG
             // Unoptimised code takes seconds for the whole table, even for a per-channel look.
             lazyRows = LazyRows(builder)
         #else
             lazyRows = nil
-            let shared = SendableEntries(entries)
+            let shared = SendablePointer(entries)
             let group = YUVRowBuilder.rowGroup
             DispatchQueue.concurrentPerform(iterations: 256 / group) { item in
-                let scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: 512 * group)
-                defer { scratch.deallocate() }
-                for u in 0..<256 {
-                    builder.fillRows(u: u, vs: item * group..<(item + 1) * group, into: shared.pointer, scratch: scratch)
+                withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 512 * group) { scratch in
+                    for u in 0..<256 {
+                        builder.fillRows(
+                            u: u, vs: item * group..<(item + 1) * group, into: shared.pointer,
+                            scratch: scratch.baseAddress!)
+                    }
                 }
             }
         #endif
     }
 
-    deinit { entries.map { free($0) } }
+    /// The table's entries while the kernel lives; nil for an identity look.
+    private var entries: UnsafeMutablePointer<UInt32>? {
+        switch table {
+        case .some(let table): return table.base
+        case .none: return nil
+        }
+    }
 
     /// The table's entry for one input (tests and benchmarks; debug builds fill its row first).
     package func entry(y: Int, u: Int, v: Int) -> SIMD3<UInt8> {
@@ -189,22 +207,24 @@ public final class YUVKernel: @unchecked Sendable {
             "chroma stride shorter than a row")
         if let lazyRows { lazyRows.fill(usedBy: planes, chromaWidth: chromaWidth, chromaHeight: chromaHeight, entries) }
         let frame = YUVBlocks(planes: planes, width: width, height: height, entries: entries)
+        let interleaved = planes.chromaStep != 1
         LUTKernel.forEachBand(height: chromaHeight, pixels: width * height) { rows in
-            if planes.chromaStep == 1 { frame.map(rows: rows, step: 1) } else { frame.map(rows: rows, step: 2) }
+            if interleaved { frame.map(rows: rows, step: 2) } else { frame.map(rows: rows, step: 1) }
         }
     }
 
     // MARK: - Debug builds
 
     /// The (U, V) rows filled so far, one bit each (`v << 8 | u`), and what fills the others.
-    private final class LazyRows {
-        package let builder: YUVRowBuilder
-        package var filled = [UInt64](repeating: 0, count: 1024)
-        package let lock = NSLock()
+    private final class LazyRows: Sendable {
+        let builder: YUVRowBuilder
+        /// Held while rows are written, so two frames on two threads never fill the same row at once, and a frame
+        /// finds its rows complete.
+        let filled = Mutex([UInt64](repeating: 0, count: 1024))
 
-        package init(_ builder: YUVRowBuilder) { self.builder = builder }
+        init(_ builder: YUVRowBuilder) { self.builder = builder }
 
-        package func fill(usedBy planes: YUV420Planes, chromaWidth: Int, chromaHeight: Int, _ entries: UnsafeMutablePointer<UInt32>) {
+        func fill(usedBy planes: YUV420Planes, chromaWidth: Int, chromaHeight: Int, _ entries: UnsafeMutablePointer<UInt32>) {
             var keys: [Int] = []
             for row in 0..<chromaHeight {
                 for column in 0..<chromaWidth {
@@ -216,28 +236,23 @@ public final class YUVKernel: @unchecked Sendable {
             fill(keys: keys, entries)
         }
 
-        package func fill(keys: [Int], _ entries: UnsafeMutablePointer<UInt32>) {
-            lock.lock()
-            defer { lock.unlock() }
-            let scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: 512)
-            defer { scratch.deallocate() }
-            for key in keys where filled[key >> 6] & (1 << (key & 63)) == 0 {
-                filled[key >> 6] |= 1 << (key & 63)
-                builder.fillRow(u: key & 255, v: key >> 8, into: entries, scratch: scratch)
+        func fill(keys: [Int], _ entries: UnsafeMutablePointer<UInt32>) {
+            filled.withLock { filled in
+                withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 512) { scratch in
+                    for key in keys where filled[key >> 6] & (1 << (key & 63)) == 0 {
+                        filled[key >> 6] |= 1 << (key & 63)
+                        builder.fillRow(u: key & 255, v: key >> 8, into: entries, scratch: scratch.baseAddress!)
+                    }
+                }
             }
         }
     }
 }
 
-private struct SendableEntries: @unchecked Sendable {
-    package let pointer: UnsafeMutablePointer<UInt32>
-    package init(_ pointer: UnsafeMutablePointer<UInt32>) { self.pointer = pointer }
-}
-
 // MARK: - Building
 
 /// Where a (U, V) row's R'G'B' results come from: the RGB kernel's 768-byte per-channel table, or its full table.
-private enum RGBSource {
+private enum RGBSource: Sendable {
     case perChannel([UInt8])
     case table(ColourTable)
 }
@@ -245,7 +260,7 @@ private enum RGBSource {
 /// Fills one (U, V) row of 256 entries in three batches: Y'CbCr → R'G'B' indices, the RGB look's results for
 /// them, back to Y'CbCr. Conversions are in 16.16 fixed point from coefficients computed in `Double` (so rounding
 /// differs from `Double` only within a few thousandths of a half code).
-private struct YUVRowBuilder: @unchecked Sendable {
+private struct YUVRowBuilder: Sendable {
     package static let one = Int32(1 << 16)
     package let source: RGBSource
     /// Y'CbCr → R'G'B': `luma[y]` (with the rounding half), `redV`, `greenU`, `greenV`, `blueU` per chroma code.
@@ -359,6 +374,9 @@ private func clampCode(_ value: Int32) -> UInt32 { UInt32(min(max(value, 0), 255
 
 /// One frame as the block loop sees it; bands (disjoint ranges of chroma rows, so of luma row pairs) run on
 /// other threads with their own copy.
+///
+/// Unchecked Sendable: no two bands write the same sample (each owns its chroma rows and the luma rows under them),
+/// all of them only read `entries`, and the planes outlive them (`apply` returns only when every band has).
 private struct YUVBlocks: @unchecked Sendable {
     package let planes: YUV420Planes
     package let width: Int

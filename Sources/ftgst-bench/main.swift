@@ -205,7 +205,7 @@ func benchLUT(_ options: Options) throws {
     for _ in 0..<(try options.int("builds", default: 1)) {
         built = nil
         let start = (wallms(), processCPUms())
-        built = LUTKernel(look: look)
+        built = try LUTKernel(look: look)
         buildWall.append(wallms() - start.0)
         buildCPU.append(processCPUms() - start.1)
     }
@@ -318,12 +318,12 @@ func benchLUTYUV(_ options: Options) throws {
     var built: YUVKernel? = nil
     for _ in 0..<(try options.int("builds", default: 1)) {
         var start = (wallms(), processCPUms())
-        _ = LUTKernel(look: look)
+        _ = try LUTKernel(look: look)
         rgbBuild.wall.append(wallms() - start.0)
         rgbBuild.cpu.append(processCPUms() - start.1)
         built = nil
         start = (wallms(), processCPUms())
-        built = YUVKernel(look: look, colorimetry: colorimetry)
+        built = try YUVKernel(look: look, colorimetry: colorimetry)
         yuvBuild.wall.append(wallms() - start.0)
         yuvBuild.cpu.append(processCPUms() - start.1)
     }
@@ -386,7 +386,7 @@ func checkLUT(_ options: Options) throws {
                 frame[(y * side + x) * 3 + 2] = UInt8(b)
             }
         }
-        let kernel = LUTKernel(look: look)
+        let kernel = try LUTKernel(look: look)
         frame.withUnsafeMutableBufferPointer {
             kernel.apply(to: $0.baseAddress!, width: side, height: side, stride: side * 3, layout: .rgb)
         }
@@ -471,7 +471,7 @@ func benchLUT16(_ options: Options) throws {
     let singleThread = options.named["threads"] == "1"
     let bandRows = max(1, (LUTKernel.parallelPixelThreshold - 1) / width)
     let start = (wallms(), processCPUms())
-    let kernel = LUTKernel16(look: look)
+    let kernel = try LUTKernel16(look: look)
     let build = (wall: wallms() - start.0, cpu: processCPUms() - start.1)
     var work = pristine
     var cpu: [Double] = []
@@ -538,7 +538,7 @@ func checkLUT16(_ options: Options) throws {
     var reports: [[String: Any]] = []
     for interpolation in try options.interpolations() {
         let look = try options.look(interpolation: interpolation)
-        let kernel = LUTKernel16(look: look)
+        let kernel = try LUTKernel16(look: look)
         var frame = [UInt16](repeating: 0, count: width * height * 4)
         for (index, input) in inputs.enumerated() {
             (frame[index * 4], frame[index * 4 + 1], frame[index * 4 + 2]) = (input.x, input.y, input.z)

@@ -2,6 +2,7 @@ import CGst
 import XCTest
 @testable import FilmtoneGst
 @testable import FilmtoneCore
+@testable import FilmtoneElements
 @testable import GstKit
 
 final class ErrorClassifierTests: XCTestCase {
@@ -35,6 +36,18 @@ final class ErrorClassifierTests: XCTestCase {
                                             remote: false), .decodeFailed)
         XCTAssertEqual(ErrorClassifier.code(for: cause("resource", GstErrorCode.resourceNoSpaceLeft), remote: false),
                        .writeFailed)
+    }
+
+    /// ftlut's errors are classified by ftlut alone: a missing file, a file that does not parse (SETTINGS, or
+    /// anything else it posts from a resource), a table it cannot allocate (CORE/FAILED).
+    func testLUTElementErrorsAreAboutTheLook() {
+        let ftlut = LUTFilterElement.factoryName
+        XCTAssertEqual(ErrorClassifier.code(for: cause("resource", GstErrorCode.resourceNotFound, factory: ftlut),
+                                            remote: false), .fileNotFound)
+        XCTAssertEqual(ErrorClassifier.code(for: cause("resource", Int(GST_RESOURCE_ERROR_SETTINGS.rawValue),
+                                                       factory: ftlut), remote: true), .lutInvalid)
+        XCTAssertEqual(ErrorClassifier.code(for: cause("core", Int(GST_CORE_ERROR_FAILED.rawValue), factory: ftlut),
+                                            remote: false), .internalError)
     }
 
     func testStreamErrorsAreDecodeFailures() {

@@ -98,6 +98,30 @@ final class LUTFilterElementTests: XCTestCase {
         }
     }
 
+    /// A look table that cannot be allocated (here: the tests' allocation limit) is an ERROR from the element on
+    /// the first frame, CORE/FAILED, which ftgst reports as INTERNAL: never a crash. Once memory is there again,
+    /// the element works.
+    func testATableThatCannotBeAllocatedIsAnInternalErrorFromTheElement() throws {
+        let filter = "ftlut creative-lut=\(Self.look)"
+        for (format, message) in [
+            ("RGBx", "cannot allocate 64 MiB for the look's colour table"),
+            ("RGBA64_LE", "cannot allocate 2.3 MiB for the look's grid cells"),
+        ] {
+            try TableAllocation.withLimit(1 << 20) {
+                XCTAssertThrowsError(try frame(format: format, filter: filter)) { error in
+                    let error = error as? FilmtoneError
+                    XCTAssertEqual(error?.code, .internalError, format)
+                    XCTAssertEqual(error?.cause?.factory, "ftlut", format)
+                    XCTAssertEqual(error?.cause?.domain, "core", format)
+                    XCTAssertEqual(error?.cause?.code, Int(GST_CORE_ERROR_FAILED.rawValue), format)
+                    XCTAssertTrue(error?.message.hasPrefix(message) == true, error?.message ?? format)
+                    XCTAssertTrue(error?.cause?.debug?.contains("INTERNAL: \(message)") == true, format)
+                }
+            }
+            XCTAssertNotEqual(try frame(format: format, filter: filter), try frame(format: format, filter: nil), format)
+        }
+    }
+
     // MARK: - 16-bit formats
 
     /// Pushes one frame of `bytes` (rows `stride` bytes apart, announced by a GstVideoMeta, so the element must

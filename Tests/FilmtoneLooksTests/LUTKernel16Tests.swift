@@ -1,6 +1,7 @@
 import FilmtoneTestSupport
 import Dispatch
 import Foundation
+import Synchronization
 import XCTest
 
 @testable import FilmtoneLooks
@@ -28,10 +29,10 @@ final class LUTKernel16Tests: XCTestCase {
             for method in Interpolation.allCases {
                 let look = try Look(inputLUT: lut, interpolation: method)
                 let inputs = Self.randomInputs(600, &random) + Self.greyRamp10()
-                worst = max(worst, assertMatches(look, inputs, "\(name) \(method)"))
+                worst = max(worst, try assertMatches(look, inputs, "\(name) \(method)"))
                 // The same LUT as the creative slot, blended: the blend runs over the input itself.
                 let blended = try Look(creativeLUT: lut, intensity: 0.6, interpolation: method)
-                worst = max(worst, assertMatches(blended, Self.randomInputs(300, &random), "\(name) \(method) 0.6"))
+                worst = max(worst, try assertMatches(blended, Self.randomInputs(300, &random), "\(name) \(method) 0.6"))
             }
         }
         // Measured: float rounding leaves at most a couple of 16-bit codes, far inside the contract.
@@ -59,7 +60,7 @@ final class LUTKernel16Tests: XCTestCase {
         ]
         for (label, look) in looks {
             let inputs = Self.channelRamps10(&random) + Self.greyRamp10() + Self.randomInputs(2000, &random)
-            assertMatches(look, inputs, label)
+            try assertMatches(look, inputs, label)
         }
     }
 
@@ -68,12 +69,12 @@ final class LUTKernel16Tests: XCTestCase {
         let input = try SharedLUTs.load("colour-science/iridas_cube/Colour_Correct.cube")
         let pixel = SIMD3<UInt16>(51_234, 9_000, 30_001)
         let outputs = try [0, 0.5, 1].map { intensity in
-            Self.applied(LUTKernel16(look: try Look(inputLUT: input, creativeLUT: LUTKernelTests.synthetic,
+            try Self.applied(LUTKernel16(look: try Look(inputLUT: input, creativeLUT: LUTKernelTests.synthetic,
                                                      intensity: intensity)), [pixel])[0]
         }
         XCTAssertNotEqual(outputs[1], outputs[0])
         XCTAssertNotEqual(outputs[1], outputs[2])
-        let inputOnly = Self.applied(LUTKernel16(look: try Look(inputLUT: input)), [pixel])[0]
+        let inputOnly = try Self.applied(LUTKernel16(look: try Look(inputLUT: input)), [pixel])[0]
         XCTAssertEqual(outputs[0], inputOnly)
     }
 
@@ -85,7 +86,7 @@ final class LUTKernel16Tests: XCTestCase {
         for size in [2, 17, 33] {
             let identity = try Self.identityLUT(size: size)
             for method in [Interpolation.tetrahedral, .trilinear] {
-                let kernel = LUTKernel16(look: try Look(creativeLUT: identity, interpolation: method))
+                let kernel = try LUTKernel16(look: try Look(creativeLUT: identity, interpolation: method))
                 XCTAssertEqual(kernel.strategy, .perPixel)
                 let outputs = Self.applied(kernel, inputs)
                 let worst = zip(inputs, outputs).map { difference16($0, $1) }.max()!
@@ -93,7 +94,7 @@ final class LUTKernel16Tests: XCTestCase {
             }
         }
         for look in [try Look(), try Look(creativeLUT: LUTKernelTests.synthetic, intensity: 0)] {
-            let kernel = LUTKernel16(look: look)
+            let kernel = try LUTKernel16(look: look)
             XCTAssertEqual(kernel.strategy, .identity)
             XCTAssertEqual(Self.applied(kernel, inputs), inputs)
         }
@@ -105,10 +106,10 @@ final class LUTKernel16Tests: XCTestCase {
         let look = try Look(inputLUT: try SharedLUTs.load("ocio/iridas_1d.cube"),
                             creativeLUT: try SharedLUTs.load("colour-science/iridas_cube/ACES_Proxy_10_to_ACES.cube"),
                             intensity: 0.5)
-        let kernel = LUTKernel16(look: look)
+        let kernel = try LUTKernel16(look: look)
         XCTAssertEqual(kernel.strategy, .perChannel)
         XCTAssertEqual(kernel.tableByteCount, 3 * 65536 * 2)
-        assertMatches(look, Self.randomInputs(4000, &random) + Self.greyRamp10(), "1D + 1D", tolerance: 0,
+        try assertMatches(look, Self.randomInputs(4000, &random) + Self.greyRamp10(), "1D + 1D", tolerance: 0,
                       kernel: kernel)
     }
 
@@ -121,12 +122,12 @@ final class LUTKernel16Tests: XCTestCase {
         var random = PixelRandom(seed: 20)
         let look = try Look(inputLUT: try SharedLUTs.load("colour-science/iridas_cube/Colour_Correct.cube"),
                             creativeLUT: LUTKernelTests.synthetic, intensity: 0.7)
-        let kernel = LUTKernel16(look: look)
+        let kernel = try LUTKernel16(look: look)
         let (width, height) = (263, 251)  // 66 013 pixels: over the threshold for splitting across threads
         XCTAssertGreaterThan(width * height, LUTKernel.parallelPixelThreshold)
         let pixels = Self.randomInputs(width * height, &random)
         let tight = Self.applied(kernel, pixels)
-        assertMatches(look, Array(pixels.prefix(1500)), "sample", kernel: kernel)
+        try assertMatches(look, Array(pixels.prefix(1500)), "sample", kernel: kernel)
         for layout in [PackedRGB16Layout.rgba64, .bgra64, .argb64, .abgr64] {
             let stride = width * 8 + 7
             var frame = [UInt8](repeating: 0, count: stride * (height - 1) + width * 8)
@@ -155,7 +156,7 @@ final class LUTKernel16Tests: XCTestCase {
         let looks = [try Look(), try Look(inputLUT: try SharedLUTs.load("colour-science/iridas_cube/Demo.cube")),
                      try Look(inputLUT: LUTKernelTests.synthetic, interpolation: .trilinear)]
         for look in looks {
-            let kernel = LUTKernel16(look: look)
+            let kernel = try LUTKernel16(look: look)
             for (width, height) in [(1, 1), (1, 7), (7, 1), (3, 5), (129, 3)] {
                 let pixels = Self.randomInputs(width * height, &random)
                 let outputs = Self.applied(kernel, pixels, width: width)
@@ -229,24 +230,24 @@ final class LUTKernel16Tests: XCTestCase {
     /// all cores; returns the worst difference and reports the first failures.
     @discardableResult
     func assertMatches(_ look: Look, _ inputs: [SIMD3<UInt16>], _ label: String, tolerance: Int = contract,
-                       kernel: LUTKernel16? = nil, file: StaticString = #filePath, line: UInt = #line) -> Int {
-        let outputs = Self.applied(kernel ?? LUTKernel16(look: look), inputs, file: file, line: line)
+                       kernel: LUTKernel16? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+        let outputs = try Self.applied(kernel ?? LUTKernel16(look: look), inputs, file: file, line: line)
         let chunks = 16
-        let worst = UnsafeMutableBufferPointer<Int>.allocate(capacity: chunks)
-        defer { worst.deallocate() }
-        let firstFailure = UnsafeMutableBufferPointer<Int>.allocate(capacity: chunks)
-        defer { firstFailure.deallocate() }
-        let (shared, failures) = (worst, firstFailure)
+        // Per chunk: the worst difference and the first failing index (-1: none), computed locally, stored once.
+        let results = Mutex([(worst: Int, firstFailure: Int)](repeating: (0, -1), count: chunks))
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            shared[chunk] = 0
-            failures[chunk] = -1
+            var result = (worst: 0, firstFailure: -1)
             for index in Swift.stride(from: chunk, to: inputs.count, by: chunks) {
                 let difference = difference16(outputs[index], look.reference16(inputs[index]))
-                shared[chunk] = max(shared[chunk], difference)
-                if difference > tolerance && failures[chunk] < 0 { failures[chunk] = index }
+                result.worst = max(result.worst, difference)
+                if difference > tolerance && result.firstFailure < 0 { result.firstFailure = index }
             }
+            results.withLock { $0[chunk] = result }
         }
-        let overall = worst.max()!
+        let perChunk = results.withLock { $0 }
+        let worst = perChunk.map(\.worst)
+        let firstFailure = perChunk.map(\.firstFailure)
+        let overall = worst.max() ?? 0
         let examples = firstFailure.filter { $0 >= 0 }.prefix(3).map {
             "input \(inputs[$0]): kernel \(outputs[$0]), reference \(look.reference16(inputs[$0]))"
         }

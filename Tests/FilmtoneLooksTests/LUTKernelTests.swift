@@ -22,7 +22,7 @@ final class LUTKernelTests: XCTestCase {
         for method in Interpolation.allCases {
             let look = try Look(inputLUT: Self.synthetic, interpolation: method)
             let planes = [255, 131]
-            let kernel = LUTKernel(look: look)
+            let kernel = try LUTKernel(look: look)
             XCTAssertEqual(kernel.strategy, .fullTable)
             let inputs = planes.flatMap { Self.grid(blue: $0, step: 1) } + random.pixels(1024, bluePlanes: planes)
             assertMatchesReference(look, kernel, inputs, "synthetic 33³ \(method)")
@@ -43,7 +43,7 @@ final class LUTKernelTests: XCTestCase {
                 let look = try Look(inputLUT: lut, interpolation: method)
                 let blue = [0, 255, random.code()].randomElement(using: &random)!
                 let rows = Self.codes(step: 5)
-                let kernel = LUTKernel(look: look)
+                let kernel = try LUTKernel(look: look)
                 XCTAssertEqual(kernel.strategy, lut.kind == .oneD ? LUTKernel.Strategy.perChannel : .fullTable, name)
                 let inputs = Self.grid(blue: blue, step: 5) + random.pixels(256, bluePlanes: [blue], greenRows: rows)
                 assertMatchesReference(look, kernel, inputs, "\(name) \(method) blue \(blue)")
@@ -58,7 +58,7 @@ final class LUTKernelTests: XCTestCase {
         let input = try SharedLUTs.load("ocio/iridas_1d.cube")
         let creative = try SharedLUTs.load("colour-science/iridas_cube/ACES_Proxy_10_to_ACES.cube")
         let look = try Look(inputLUT: input, creativeLUT: creative, intensity: 0.5)
-        let kernel = LUTKernel(look: look)
+        let kernel = try LUTKernel(look: look)
         XCTAssertEqual(kernel.strategy, .perChannel)
         XCTAssertEqual(kernel.tableByteCount, 768)
         let inputs = Self.grid(blue: 17, step: 3) + random.pixels(4096, bluePlanes: Array(0..<256))
@@ -77,7 +77,7 @@ final class LUTKernelTests: XCTestCase {
                 let blue = random.code()
                 let step = method == .tetrahedral && intensity == 0.5 ? 1 : 4
                 let rows = Self.codes(step: step)
-                let kernel = LUTKernel(look: look)
+                let kernel = try LUTKernel(look: look)
                 let inputs = Self.grid(blue: blue, step: step) + random.pixels(256, bluePlanes: [blue], greenRows: rows)
                 assertMatchesReference(look, kernel, inputs, "both slots \(method) intensity \(intensity)")
             }
@@ -87,8 +87,8 @@ final class LUTKernelTests: XCTestCase {
         let none = try Look(inputLUT: input, creativeLUT: Self.synthetic, intensity: 0)
         let full = try Look(inputLUT: input, creativeLUT: Self.synthetic, intensity: 1)
         let pixel: [UInt8] = [200, 40, 90]
-        let outputs = [none, half, full].map { look in
-            LUTKernel(look: look).applied(
+        let outputs = try [none, half, full].map { look in
+            try LUTKernel(look: look).applied(
                 to: pixel, width: 1, height: 1, layout: .rgb)
         }
         XCTAssertNotEqual(outputs[1], outputs[0])
@@ -117,7 +117,7 @@ final class LUTKernelTests: XCTestCase {
         for (label, look) in looks {
             let blue = random.code()
             let rows = Self.codes(step: 4)
-            let kernel = LUTKernel(look: look)
+            let kernel = try LUTKernel(look: look)
             let inputs = Self.grid(blue: blue, step: 4) + random.pixels(256, bluePlanes: [blue], greenRows: rows)
             assertMatchesReference(look, kernel, inputs, label)
         }
@@ -129,7 +129,7 @@ final class LUTKernelTests: XCTestCase {
         let lut = try SharedLUTs.load("colour-science/iridas_cube/Colour_Correct.cube")
         let table = try XCTUnwrap(lut.table3D)
         for method in Interpolation.allCases {
-            let kernel = LUTKernel(look: try Look(inputLUT: lut, interpolation: method))
+            let kernel = try LUTKernel(look: try Look(inputLUT: lut, interpolation: method))
             for (b, blue) in [(1, 85), (3, 255)] {
                 for g in 0..<4 {
                     for r in 0..<4 {
@@ -149,7 +149,7 @@ final class LUTKernelTests: XCTestCase {
     /// green code is at or below it and the output does not depend on green.
     func testInputsOutsideTheDomainAreClamped() throws {
         let lut = try SharedLUTs.load("ocio/iridas_3d.cube")
-        let kernel = LUTKernel(look: try Look(inputLUT: lut))
+        let kernel = try LUTKernel(look: try Look(inputLUT: lut))
         var frame: [UInt8] = []
         for green in 0..<256 { frame += [123, UInt8(green), 60] }
         let output = kernel.applied(to: frame, width: 256, height: 1, layout: .rgb)
@@ -165,7 +165,7 @@ final class LUTKernelTests: XCTestCase {
         var random = PixelRandom(seed: 6)
         let planes = [0, 9, 128, 255]
         let look = try Look(inputLUT: Self.synthetic)
-        let kernel = LUTKernel(look: look)
+        let kernel = try LUTKernel(look: look)
         let layouts: [PackedRGBLayout] = [
             .rgb, .bgr, .rgbx, .bgrx, .xrgb, .xbgr, PackedRGBLayout(bytesPerPixel: 5, red: 3, green: 0, blue: 4),
         ]
@@ -208,7 +208,7 @@ final class LUTKernelTests: XCTestCase {
             try Look(), try Look(inputLUT: oneD), try Look(inputLUT: Self.synthetic, interpolation: .trilinear),
         ]
         for look in looks {
-            let kernel = LUTKernel(look: look)
+            let kernel = try LUTKernel(look: look)
             for (width, height) in [(1, 1), (1, 7), (7, 1), (3, 5), (17, 3), (129, 131)] {
                 for layout in [PackedRGBLayout.rgb, .rgbx] {
                     let pixels = random.pixels(width * height, bluePlanes: [42])
@@ -236,13 +236,13 @@ final class LUTKernelTests: XCTestCase {
     /// Which tables a look gets, and the memory they hold.
     func testStrategiesAndMemory() throws {
         let oneD = try SharedLUTs.load("colour-science/iridas_cube/Demo.cube")
-        let empty = LUTKernel(look: try Look())
+        let empty = try LUTKernel(look: try Look())
         XCTAssertEqual(empty.strategy, .identity)
         XCTAssertEqual(empty.tableByteCount, 0)
         // A creative LUT at intensity 0 is off: an identity, whatever the LUT.
-        XCTAssertEqual(LUTKernel(look: try Look(creativeLUT: Self.synthetic, intensity: 0)).strategy, .identity)
-        XCTAssertEqual(LUTKernel(look: try Look(inputLUT: oneD, creativeLUT: oneD)).strategy, .perChannel)
-        let full = LUTKernel(look: try Look(inputLUT: Self.synthetic))
+        XCTAssertEqual(try LUTKernel(look: try Look(creativeLUT: Self.synthetic, intensity: 0)).strategy, .identity)
+        XCTAssertEqual(try LUTKernel(look: try Look(inputLUT: oneD, creativeLUT: oneD)).strategy, .perChannel)
+        let full = try LUTKernel(look: try Look(inputLUT: Self.synthetic))
         XCTAssertEqual(full.strategy, .fullTable)
         XCTAssertEqual(full.tableByteCount, 64 << 20)
         // The identity leaves every byte alone.

@@ -45,7 +45,7 @@ final class YUVKernelTests: XCTestCase {
         ]
         for (label, look, colorimetries) in looks {
             for c in colorimetries {
-                let kernel = YUVKernel(look: look, colorimetry: c)
+                let kernel = try YUVKernel(look: look, colorimetry: c)
                 XCTAssertEqual(kernel.tableByteCount, 64 << 20)
                 var inputs: [SIMD3<Int>] = []
                 // Few (U, V) rows: debug builds fill the rows used, 256 entries each.
@@ -74,7 +74,7 @@ final class YUVKernelTests: XCTestCase {
 
     /// A look without LUT leaves frames exactly as they are, and holds no table.
     func testIdentityLookHoldsNoTable() throws {
-        let kernel = YUVKernel(look: try Look(), colorimetry: .bt709)
+        let kernel = try YUVKernel(look: try Look(), colorimetry: .bt709)
         XCTAssertEqual(kernel.strategy, .identity)
         XCTAssertEqual(kernel.tableByteCount, 0)
         var frame = Frame420(width: 5, height: 3, seed: 42)
@@ -88,7 +88,7 @@ final class YUVKernelTests: XCTestCase {
     func testFramesMatchTheBlockReference() throws {
         let look = try Look(creativeLUT: try CubeLUT.load(path: Self.lookPath), intensity: 0.9)
         for c in [YUVColorimetry.bt709, .bt601.fullRange(true)] {
-            let kernel = YUVKernel(look: look, colorimetry: c)
+            let kernel = try YUVKernel(look: look, colorimetry: c)
             for (width, height) in [(1, 1), (2, 2), (7, 5), (8, 3), (33, 17)] {
                 for nv12 in [false, true] {
                     var frame = Frame420(width: width, height: height, seed: UInt64(width * 100 + height))

@@ -17,8 +17,13 @@ enum ErrorClassifier {
     static func code(for cause: FilmtoneError.GStreamerCause, remote: Bool) -> FilmtoneError.Code {
         if let factory = cause.factory, httpSources.contains(factory) { return .remoteFetchFailed }
         if cause.factory == LUTFilterElement.factoryName {
-            // ftlut reports an unreadable file as NOT_FOUND and a file that does not parse as SETTINGS.
-            return cause.domain == "resource" && cause.code == GstErrorCode.resourceNotFound ? .fileNotFound : .lutInvalid
+            // ftlut reports an unreadable file as RESOURCE/NOT_FOUND, a file that does not parse as RESOURCE/SETTINGS,
+            // and a look table it cannot allocate as CORE/FAILED.
+            switch (cause.domain, cause.code) {
+            case ("resource", GstErrorCode.resourceNotFound): return .fileNotFound
+            case ("core", _): return .internalError
+            default: return .lutInvalid
+            }
         }
         switch (cause.domain, cause.code) {
         case ("core", GstErrorCode.coreMissingPlugin), ("stream", GstErrorCode.streamCodecNotFound):
