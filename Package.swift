@@ -52,10 +52,7 @@ let package = Package(
         ),
         .executableTarget(name: "ftgst", dependencies: ["FilmtoneGst"]),
         // Micro-benchmarks of the hot loops through the modules' APIs (bench/lut.sh); not installed.
-        .executableTarget(
-            name: "ftgst-bench", dependencies: ["FilmtoneGst", "FilmtoneLooks"],
-            swiftSettings: [.swiftLanguageMode(.v5)]  // until its parallel loops are checked
-        ),
+        .executableTarget(name: "ftgst-bench", dependencies: ["FilmtoneGst", "FilmtoneLooks"]),
         // Tests mirror the sources. Helpers every test target shares: the fixtures' and the binary's paths, running
         // processes with a deadline, ffmpeg-decoded reference images, the local HTTP server.
         .target(

@@ -1,6 +1,7 @@
 import Dispatch
 import FilmtoneGst
 import Foundation
+import Synchronization
 
 // ftgst-bench: times FilmtoneGst's hot loops through the public API, for bench/lut.sh (see bench/README.md).
 // Prints one JSON object per command on stdout; errors go to stderr with exit status 2 (usage) or 1 (failure).
@@ -377,7 +378,7 @@ func checkLUT(_ options: Options) throws {
         let look = try options.look(interpolation: interpolation)
         let side = 4096
         var frame = [UInt8](repeating: 0, count: side * side * 3)
-        func input(_ x: Int, _ y: Int) -> (Int, Int, Int) { (x & 255, y & 255, 16 * (y >> 8) + (x >> 8)) }
+        @Sendable func input(_ x: Int, _ y: Int) -> (Int, Int, Int) { (x & 255, y & 255, 16 * (y >> 8) + (x >> 8)) }
         for y in 0..<side {
             for x in 0..<side {
                 let (r, g, b) = input(x, y)
@@ -390,33 +391,29 @@ func checkLUT(_ options: Options) throws {
         frame.withUnsafeMutableBufferPointer {
             kernel.apply(to: $0.baseAddress!, width: side, height: side, stride: side * 3, layout: .rgb)
         }
-        // Per row: the largest difference and how many channels are off by one.
-        var rowWorst = [Int](repeating: 0, count: side)
-        var rowOffByOne = [Int](repeating: 0, count: side)
-        frame.withUnsafeBufferPointer { frame in
-            rowWorst.withUnsafeMutableBufferPointer { worst in
-                rowOffByOne.withUnsafeMutableBufferPointer { offByOne in
-                    let (frame, worst, offByOne) = (frame, worst, offByOne)
-                    DispatchQueue.concurrentPerform(iterations: side) { y in
-                        for x in 0..<side {
-                            let (r, g, b) = input(x, y)
-                            let expected = look.apply(SIMD3(Double(r), Double(g), Double(b)) / 255)
-                            for channel in 0..<3 {
-                                let want = Int(
-                                    UInt8(min(255, max(0, (expected[channel] * 255).rounded()))))
-                                let got = Int(frame[(y * side + x) * 3 + channel])
-                                let difference = abs(want - got)
-                                worst[y] = max(worst[y], difference)
-                                if difference == 1 { offByOne[y] += 1 }
-                            }
-                        }
-                    }
+        // Per row: the largest difference and how many channels are off by one (computed per row, stored once).
+        let pixels = frame
+        let rows = Mutex([(worst: Int, offByOne: Int)](repeating: (0, 0), count: side))
+        DispatchQueue.concurrentPerform(iterations: side) { y in
+            var row = (worst: 0, offByOne: 0)
+            for x in 0..<side {
+                let (r, g, b) = input(x, y)
+                let expected = look.apply(SIMD3(Double(r), Double(g), Double(b)) / 255)
+                for channel in 0..<3 {
+                    let want = Int(UInt8(min(255, max(0, (expected[channel] * 255).rounded()))))
+                    let difference = abs(want - Int(pixels[(y * side + x) * 3 + channel]))
+                    row.worst = max(row.worst, difference)
+                    if difference == 1 { row.offByOne += 1 }
                 }
             }
+            rows.withLock { $0[y] = row }
         }
+        let perRow = rows.withLock { $0 }
+        let rowWorst = perRow.map(\.worst)
+        let rowOffByOne = perRow.map(\.offByOne)
         reports.append([
             "interpolation": interpolation.rawValue, "strategy": kernel.strategy.rawValue,
-            "max_code_difference": rowWorst.max()!, "channels_off_by_one": rowOffByOne.reduce(0, +),
+            "max_code_difference": rowWorst.max() ?? 0, "channels_off_by_one": rowOffByOne.reduce(0, +),
             "channels": side * side * 3,
         ])
     }
@@ -546,24 +543,24 @@ func checkLUT16(_ options: Options) throws {
         frame.withUnsafeMutableBytes {
             kernel.apply(to: $0.baseAddress!, width: width, height: height, stride: width * 8, layout: .rgba64)
         }
-        // Per row: a histogram of |difference| (0, 1, 2, 3, 4–32, > 32).
-        var histograms = [[Int]](repeating: [0, 0, 0, 0, 0, 0], count: height)
-        frame.withUnsafeBufferPointer { frame in
-            histograms.withUnsafeMutableBufferPointer { histograms in
-                let (frame, histograms) = (frame, histograms)
-                DispatchQueue.concurrentPerform(iterations: height) { row in
-                    for index in row * width..<min(inputs.count, (row + 1) * width) {
-                        let input = inputs[index]
-                        let expected = look.apply(SIMD3(Double(input.x), Double(input.y), Double(input.z)) / 65535)
-                        for channel in 0..<3 {
-                            let want = Int(LUTKernel16.code(expected[channel]))
-                            let difference = abs(want - Int(frame[index * 4 + channel]))
-                            histograms[row][difference <= 3 ? difference : (difference <= 32 ? 4 : 5)] += 1
-                        }
-                    }
+        // Per row: a histogram of |difference| (0, 1, 2, 3, 4–32, > 32), computed per row, stored once.
+        let pixels = frame
+        let checked = inputs
+        let rows = Mutex([[Int]](repeating: [0, 0, 0, 0, 0, 0], count: height))
+        DispatchQueue.concurrentPerform(iterations: height) { row in
+            var histogram = [0, 0, 0, 0, 0, 0]
+            for index in row * width..<min(checked.count, (row + 1) * width) {
+                let input = checked[index]
+                let expected = look.apply(SIMD3(Double(input.x), Double(input.y), Double(input.z)) / 65535)
+                for channel in 0..<3 {
+                    let want = Int(LUTKernel16.code(expected[channel]))
+                    let difference = abs(want - Int(pixels[index * 4 + channel]))
+                    histogram[difference <= 3 ? difference : (difference <= 32 ? 4 : 5)] += 1
                 }
             }
+            rows.withLock { $0[row] = histogram }
         }
+        let histograms = rows.withLock { $0 }
         let total = histograms.reduce(into: [0, 0, 0, 0, 0, 0]) { sum, row in
             for bucket in 0..<6 { sum[bucket] += row[bucket] }
         }
