@@ -62,8 +62,10 @@ public struct FilmtoneError: Error, Equatable, CustomStringConvertible, Sendable
         /// `http-status-code` from the error details, when an HTTP source posted it.
         public var httpStatus: Int?
 
-        public init(domain: String, code: Int, message: String, debug: String? = nil, element: String? = nil,
-                    factory: String? = nil, httpStatus: Int? = nil) {
+        public init(
+            domain: String, code: Int, message: String, debug: String? = nil, element: String? = nil,
+            factory: String? = nil, httpStatus: Int? = nil
+        ) {
             self.domain = domain
             self.code = code
             self.message = message

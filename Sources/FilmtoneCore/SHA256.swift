@@ -73,8 +73,10 @@ package struct SHA256 {
         var digest: [UInt8] = []
         digest.reserveCapacity(SHA256.byteCount)
         for word in state {
-            digest += [UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
-                       UInt8(truncatingIfNeeded: word)]
+            digest += [
+                UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
+                UInt8(truncatingIfNeeded: word),
+            ]
         }
         return digest
     }
@@ -129,7 +131,8 @@ package struct SHA256 {
                     while blockStart < blocks.count {
                         for t in 0..<16 {
                             let i = blockStart + t * 4
-                            w[t] = UInt32(blocks[i]) << 24 | UInt32(blocks[i + 1]) << 16 | UInt32(blocks[i + 2]) << 8
+                            w[t] =
+                                UInt32(blocks[i]) << 24 | UInt32(blocks[i + 1]) << 16 | UInt32(blocks[i + 2]) << 8
                                 | UInt32(blocks[i + 3])
                         }
                         for t in 16..<64 {
@@ -137,7 +140,14 @@ package struct SHA256 {
                             let s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
                             w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
                         }
-                        var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7]
+                        var a = h[0]
+                        var b = h[1]
+                        var c = h[2]
+                        var d = h[3]
+                        var e = h[4]
+                        var f = h[5]
+                        var g = h[6]
+                        var hh = h[7]
                         for t in 0..<64 {
                             let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
                             let choice = (e & f) ^ (~e & g)

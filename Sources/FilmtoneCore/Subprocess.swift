@@ -41,9 +41,10 @@ package enum Subprocess {
 
     /// Runs `executable` to its end or to `timeoutMilliseconds`, whichever comes first. Throws
     /// `SystemCallError` only when the program cannot be started at all.
-    package static func run(_ executable: URL, _ arguments: [String], environment: [String: String],
-                    standardInput: FileHandle? = nil, timeoutMilliseconds: Int64) throws -> SubprocessOutcome
-    {
+    package static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String],
+        standardInput: FileHandle? = nil, timeoutMilliseconds: Int64
+    ) throws -> SubprocessOutcome {
         let out = try CapturedOutput()
         let err = try CapturedOutput()
         let process = Process()
@@ -59,8 +60,9 @@ package enum Subprocess {
             try process.run()
         } catch {
             let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-            throw SystemCallError(call: "run", path: executable.path,
-                                  errno: underlying.map { Int32(clamping: $0.code) } ?? ENOEXEC)
+            throw SystemCallError(
+                call: "run", path: executable.path,
+                errno: underlying.map { Int32(clamping: $0.code) } ?? ENOEXEC)
         }
         let deadline = DispatchTime.now() + .milliseconds(Int(clamping: max(timeoutMilliseconds, 1)))
         if finished.wait(timeout: deadline) == .timedOut {

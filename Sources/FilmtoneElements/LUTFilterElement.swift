@@ -1,7 +1,7 @@
 package import CGst
-import Foundation
 import FilmtoneCore
 import FilmtoneLooks
+import Foundation
 import GstKit
 
 // MARK: - ftlut: a GstVideoFilter written in Swift
@@ -145,8 +145,10 @@ package final class LUTFilterState: @unchecked Sendable {
         let wanted = settings
         let slots = luts
         lock.unlock()
-        let built = try build(try Look(inputLUT: slots.input, creativeLUT: slots.creative,
-                                   intensity: wanted.intensity, interpolation: wanted.interpolation))
+        let built = try build(
+            try Look(
+                inputLUT: slots.input, creativeLUT: slots.creative,
+                intensity: wanted.intensity, interpolation: wanted.interpolation))
         lock.lock()
         // Publish unless the settings moved on meanwhile (the next frame then builds for the newer ones).
         if settings == wanted {
@@ -227,8 +229,9 @@ package enum LUTFilterElement {
         let cases = Interpolation.allCases
         let table = UnsafeMutablePointer<GEnumValue>.allocate(capacity: cases.count + 1)
         for (index, method) in cases.enumerated() {
-            table[index] = GEnumValue(value: gint(index), value_name: strdup(method.rawValue.capitalized),
-                                      value_nick: strdup(method.rawValue))
+            table[index] = GEnumValue(
+                value: gint(index), value_name: strdup(method.rawValue.capitalized),
+                value_nick: strdup(method.rawValue))
         }
         table[cases.count] = GEnumValue(value: 0, value_name: nil, value_nick: nil)
         return g_enum_register_static(name, table)
@@ -245,8 +248,9 @@ package enum LUTFilterElement {
 
     fileprivate static func log(_ level: GstDebugLevel, _ object: UnsafeMutableRawPointer?, _ message: String) {
         guard let category = debugCategory, level.rawValue <= category.pointee.threshold else { return }
-        gst_debug_log_literal(category, level, #fileID, "ftlut", 0, object?.assumingMemoryBound(to: GObject.self),
-                              message)
+        gst_debug_log_literal(
+            category, level, #fileID, "ftlut", 0, object?.assumingMemoryBound(to: GObject.self),
+            message)
     }
 
     /// Posts an ERROR message from the element (what GST_ELEMENT_ERROR does; the macro is not importable): a file
@@ -277,18 +281,26 @@ package enum LUTFilterElement {
         // No G_PARAM_STATIC_STRINGS: Swift passes Strings to C as temporary buffers, so GLib must copy them.
         let readWrite = G_PARAM_READWRITE
         let controllable = GParamFlags(rawValue: readWrite.rawValue | ftgst_param_mutable_playing().rawValue)
-        g_object_class_install_property(objectClass, PropertyID.inputLUT.rawValue, g_param_spec_string(
-            "input-lut", "Input LUT", "Path of a .cube file applied first (e.g. log to display); empty: none",
-            nil, readWrite))
-        g_object_class_install_property(objectClass, PropertyID.creativeLUT.rawValue, g_param_spec_string(
-            "creative-lut", "Creative LUT", "Path of a .cube file with the look, applied second; empty: none",
-            nil, readWrite))
-        g_object_class_install_property(objectClass, PropertyID.intensity.rawValue, g_param_spec_double(
-            "intensity", "Intensity", "Blend of the creative LUT: out = x + (look(x) - x) * intensity",
-            0, 1, LUTFilterDefaults.intensity, controllable))
-        g_object_class_install_property(objectClass, PropertyID.interpolation.rawValue, g_param_spec_enum(
-            "interpolation", "Interpolation", "How 3D tables are sampled between nodes", interpolationType,
-            gint(Interpolation.allCases.firstIndex(of: LUTFilterDefaults.interpolation)!), controllable))
+        g_object_class_install_property(
+            objectClass, PropertyID.inputLUT.rawValue,
+            g_param_spec_string(
+                "input-lut", "Input LUT", "Path of a .cube file applied first (e.g. log to display); empty: none",
+                nil, readWrite))
+        g_object_class_install_property(
+            objectClass, PropertyID.creativeLUT.rawValue,
+            g_param_spec_string(
+                "creative-lut", "Creative LUT", "Path of a .cube file with the look, applied second; empty: none",
+                nil, readWrite))
+        g_object_class_install_property(
+            objectClass, PropertyID.intensity.rawValue,
+            g_param_spec_double(
+                "intensity", "Intensity", "Blend of the creative LUT: out = x + (look(x) - x) * intensity",
+                0, 1, LUTFilterDefaults.intensity, controllable))
+        g_object_class_install_property(
+            objectClass, PropertyID.interpolation.rawValue,
+            g_param_spec_enum(
+                "interpolation", "Interpolation", "How 3D tables are sampled between nodes", interpolationType,
+                gint(Interpolation.allCases.firstIndex(of: LUTFilterDefaults.interpolation)!), controllable))
 
         let elementClass = ftgst_element_class(klass)!
         // set_metadata, not set_static_metadata: the strings are temporary (see above) and must be copied.
@@ -317,41 +329,44 @@ package enum LUTFilterElement {
         subclass.finalize(object)
     }
 
-    private static let setProperty: @convention(c) (
-        UnsafeMutablePointer<GObject>?, guint, UnsafePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
-    ) -> Void = { object, id, value, _ in
-        guard let object, let value, let property = PropertyID(rawValue: id) else { return }
-        let state = state(of: UnsafeMutableRawPointer(object))
-        switch property {
-        case .inputLUT:
-            let path = GLib.borrowString(g_value_get_string(value))
-            state.update { $0.inputLUT = path }
-        case .creativeLUT:
-            let path = GLib.borrowString(g_value_get_string(value))
-            state.update { $0.creativeLUT = path }
-        case .intensity:
-            let intensity = g_value_get_double(value)
-            state.update { $0.intensity = intensity }
-        case .interpolation:
-            let index = Int(g_value_get_enum(value))
-            let method = Interpolation.allCases.indices.contains(index) ? Interpolation.allCases[index] : .tetrahedral
-            state.update { $0.interpolation = method }
+    private static let setProperty:
+        @convention(c) (
+            UnsafeMutablePointer<GObject>?, guint, UnsafePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
+        ) -> Void = { object, id, value, _ in
+            guard let object, let value, let property = PropertyID(rawValue: id) else { return }
+            let state = state(of: UnsafeMutableRawPointer(object))
+            switch property {
+            case .inputLUT:
+                let path = GLib.borrowString(g_value_get_string(value))
+                state.update { $0.inputLUT = path }
+            case .creativeLUT:
+                let path = GLib.borrowString(g_value_get_string(value))
+                state.update { $0.creativeLUT = path }
+            case .intensity:
+                let intensity = g_value_get_double(value)
+                state.update { $0.intensity = intensity }
+            case .interpolation:
+                let index = Int(g_value_get_enum(value))
+                let method =
+                    Interpolation.allCases.indices.contains(index) ? Interpolation.allCases[index] : .tetrahedral
+                state.update { $0.interpolation = method }
+            }
         }
-    }
 
-    private static let getProperty: @convention(c) (
-        UnsafeMutablePointer<GObject>?, guint, UnsafeMutablePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
-    ) -> Void = { object, id, value, _ in
-        guard let object, let value, let property = PropertyID(rawValue: id) else { return }
-        let settings = state(of: UnsafeMutableRawPointer(object)).current
-        switch property {
-        case .inputLUT: g_value_set_string(value, settings.inputLUT)
-        case .creativeLUT: g_value_set_string(value, settings.creativeLUT)
-        case .intensity: g_value_set_double(value, settings.intensity)
-        case .interpolation:
-            g_value_set_enum(value, gint(Interpolation.allCases.firstIndex(of: settings.interpolation) ?? 0))
+    private static let getProperty:
+        @convention(c) (
+            UnsafeMutablePointer<GObject>?, guint, UnsafeMutablePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
+        ) -> Void = { object, id, value, _ in
+            guard let object, let value, let property = PropertyID(rawValue: id) else { return }
+            let settings = state(of: UnsafeMutableRawPointer(object)).current
+            switch property {
+            case .inputLUT: g_value_set_string(value, settings.inputLUT)
+            case .creativeLUT: g_value_set_string(value, settings.creativeLUT)
+            case .intensity: g_value_set_double(value, settings.intensity)
+            case .interpolation:
+                g_value_set_enum(value, gint(Interpolation.allCases.firstIndex(of: settings.interpolation) ?? 0))
+            }
         }
-    }
 
     // MARK: - GstBaseTransform / GstVideoFilter vfuncs
 
@@ -385,22 +400,24 @@ package enum LUTFilterElement {
     /// path just because the element now accepts them. With this order it picks the 8-bit RGB format it picked
     /// before the other formats existed; a peer that chooses by what a format loses (videoconvert) still keeps a
     /// YUV source in YUV and gives a 10-bit source a 16-bit format.
-    private static let query: @convention(c) (
-        UnsafeMutablePointer<GstBaseTransform>?, GstPadDirection, UnsafeMutablePointer<GstQuery>?
-    ) -> gboolean = { transform, direction, query in
-        let parent = subclass.parentClass(as: GstBaseTransformClass.self)
-        guard let query, let parentQuery = parent.pointee.query,
-              parentQuery(transform, direction, query) != 0 else { return 0 }
-        if query.pointee.type == GST_QUERY_CAPS {
-            var result: UnsafeMutablePointer<GstCaps>? = nil
-            gst_query_parse_caps_result(query, &result)  // borrowed from the query
-            if let result, let reordered = eightBitRGBFirst(result) {
-                gst_query_set_caps_result(query, reordered)  // the query takes its own reference
-                gst_caps_unref(reordered)
+    private static let query:
+        @convention(c) (
+            UnsafeMutablePointer<GstBaseTransform>?, GstPadDirection, UnsafeMutablePointer<GstQuery>?
+        ) -> gboolean = { transform, direction, query in
+            let parent = subclass.parentClass(as: GstBaseTransformClass.self)
+            guard let query, let parentQuery = parent.pointee.query,
+                parentQuery(transform, direction, query) != 0
+            else { return 0 }
+            if query.pointee.type == GST_QUERY_CAPS {
+                var result: UnsafeMutablePointer<GstCaps>? = nil
+                gst_query_parse_caps_result(query, &result)  // borrowed from the query
+                if let result, let reordered = eightBitRGBFirst(result) {
+                    gst_query_set_caps_result(query, reordered)  // the query takes its own reference
+                    gst_caps_unref(reordered)
+                }
             }
+            return 1
         }
-        return 1
-    }
 
     /// `caps` with the structures (and the formats inside a structure's format list) split into tiers, 8-bit RGB
     /// first, then 8-bit YUV, then the rest (16-bit, or no format), each tier in its original order; nil when that
@@ -418,7 +435,7 @@ package enum LUTFilterElement {
         for index in 0..<gst_caps_get_size(caps) {
             let structure = gst_caps_get_structure(caps, index)!  // borrowed
             guard let format = gst_structure_get_value(structure, "format"),
-                  format.pointee.g_type == gst_value_list_get_type()
+                format.pointee.g_type == gst_value_list_get_type()
             else {
                 tiers[tier(gst_structure_get_value(structure, "format"))].append((gst_structure_copy(structure), index))
                 continue
@@ -443,9 +460,11 @@ package enum LUTFilterElement {
         let reordered = gst_caps_new_empty()!
         for (structure, index) in tiers.joined() {
             // Takes the structure and the features copy.
-            gst_caps_append_structure_full(reordered, structure, gst_caps_get_features(caps, index).flatMap {
-                gst_caps_features_copy($0)
-            })
+            gst_caps_append_structure_full(
+                reordered, structure,
+                gst_caps_get_features(caps, index).flatMap {
+                    gst_caps_features_copy($0)
+                })
         }
         if gst_caps_is_strictly_equal(reordered, caps) != 0 {
             gst_caps_unref(reordered)
@@ -455,17 +474,18 @@ package enum LUTFilterElement {
     }
 
     /// Negotiated caps: remember the depth and where R, G and B sit in a pixel, or the YUV layout and colorimetry.
-    private static let setInfo: @convention(c) (
-        UnsafeMutablePointer<GstVideoFilter>?, UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstVideoInfo>?,
-        UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstVideoInfo>?
-    ) -> gboolean = { filter, _, inInfo, _, _ in
-        guard let filter, let inInfo, let formatInfo = inInfo.pointee.finfo else { return 0 }
-        let name = GLib.borrowString(formatInfo.pointee.name) ?? ""
-        guard let format = pixelFormat(named: name, colorimetry: colorimetry(of: inInfo.pointee)) else { return 0 }
-        log(GST_LEVEL_INFO, UnsafeMutableRawPointer(filter), "format \(name): \(format)")
-        state(of: UnsafeMutableRawPointer(filter)).format = format
-        return 1
-    }
+    private static let setInfo:
+        @convention(c) (
+            UnsafeMutablePointer<GstVideoFilter>?, UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstVideoInfo>?,
+            UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstVideoInfo>?
+        ) -> gboolean = { filter, _, inInfo, _, _ in
+            guard let filter, let inInfo, let formatInfo = inInfo.pointee.finfo else { return 0 }
+            let name = GLib.borrowString(formatInfo.pointee.name) ?? ""
+            guard let format = pixelFormat(named: name, colorimetry: colorimetry(of: inInfo.pointee)) else { return 0 }
+            log(GST_LEVEL_INFO, UnsafeMutableRawPointer(filter), "format \(name): \(format)")
+            state(of: UnsafeMutableRawPointer(filter)).format = format
+            return 1
+        }
 
     /// The YUV matrix and range of negotiated caps (`GstVideoInfo.colorimetry`, which gst_video_info_from_caps
     /// fills with GStreamer's defaults when the caps have none); a matrix without Kr/Kb (RGB, unknown) falls back
@@ -480,41 +500,44 @@ package enum LUTFilterElement {
     }
 
     /// The frame, in place, rows walked by stride (padding never touched).
-    private static let transformFrameInPlace: @convention(c) (
-        UnsafeMutablePointer<GstVideoFilter>?, UnsafeMutablePointer<GstVideoFrame>?
-    ) -> GstFlowReturn = { filter, frame in
-        guard let filter, let frame, let data = ftgst_video_frame_plane(frame, 0) else { return GST_FLOW_ERROR }
-        let element = UnsafeMutableRawPointer(filter)
-        let state = state(of: element)
-        guard let format = state.format else { return GST_FLOW_NOT_NEGOTIATED }
-        let (width, height) = (Int(frame.pointee.info.width), Int(frame.pointee.info.height))
-        let stride = Int(ftgst_video_frame_stride(frame, 0))
-        do {
-            switch format {
-            case .yuv420(let layout, let colorimetry):
-                // Chroma plane(s) walked by their own strides: 1 (NV12, U and V interleaved) or 1 and 2 (I420).
-                guard let chroma = ftgst_video_frame_plane(frame, 1) else { return GST_FLOW_ERROR }
-                let chromaStride = Int(ftgst_video_frame_stride(frame, 1))
-                let planes: YUV420Planes
-                switch layout {
-                case .i420:
-                    guard let cr = ftgst_video_frame_plane(frame, 2) else { return GST_FLOW_ERROR }
-                    planes = .i420(luma: data, lumaStride: stride, cb: chroma, cr: cr, chromaStride: chromaStride,
-                                   crStride: Int(ftgst_video_frame_stride(frame, 2)))
-                case .nv12:
-                    planes = .nv12(luma: data, lumaStride: stride, chroma: chroma, chromaStride: chromaStride)
+    private static let transformFrameInPlace:
+        @convention(c) (
+            UnsafeMutablePointer<GstVideoFilter>?, UnsafeMutablePointer<GstVideoFrame>?
+        ) -> GstFlowReturn = { filter, frame in
+            guard let filter, let frame, let data = ftgst_video_frame_plane(frame, 0) else { return GST_FLOW_ERROR }
+            let element = UnsafeMutableRawPointer(filter)
+            let state = state(of: element)
+            guard let format = state.format else { return GST_FLOW_NOT_NEGOTIATED }
+            let (width, height) = (Int(frame.pointee.info.width), Int(frame.pointee.info.height))
+            let stride = Int(ftgst_video_frame_stride(frame, 0))
+            do {
+                switch format {
+                case .yuv420(let layout, let colorimetry):
+                    // Chroma plane(s) walked by their own strides: 1 (NV12, U and V interleaved) or 1 and 2 (I420).
+                    guard let chroma = ftgst_video_frame_plane(frame, 1) else { return GST_FLOW_ERROR }
+                    let chromaStride = Int(ftgst_video_frame_stride(frame, 1))
+                    let planes: YUV420Planes
+                    switch layout {
+                    case .i420:
+                        guard let cr = ftgst_video_frame_plane(frame, 2) else { return GST_FLOW_ERROR }
+                        planes = .i420(
+                            luma: data, lumaStride: stride, cb: chroma, cr: cr, chromaStride: chromaStride,
+                            crStride: Int(ftgst_video_frame_stride(frame, 2)))
+                    case .nv12:
+                        planes = .nv12(luma: data, lumaStride: stride, chroma: chroma, chromaStride: chromaStride)
+                    }
+                    try state.currentKernelYUV(colorimetry).apply(to: planes, width: width, height: height)
+                case .packed8(let layout):
+                    try state.currentKernel().apply(
+                        to: data, width: width, height: height, stride: stride, layout: layout)
+                case .packed16(let layout):
+                    try state.currentKernel16().apply(
+                        to: UnsafeMutableRawPointer(data), width: width, height: height, stride: stride, layout: layout)
                 }
-                try state.currentKernelYUV(colorimetry).apply(to: planes, width: width, height: height)
-            case .packed8(let layout):
-                try state.currentKernel().apply(to: data, width: width, height: height, stride: stride, layout: layout)
-            case .packed16(let layout):
-                try state.currentKernel16().apply(
-                    to: UnsafeMutableRawPointer(data), width: width, height: height, stride: stride, layout: layout)
+                return GST_FLOW_OK
+            } catch {
+                postError(element, (error as? FilmtoneError) ?? FilmtoneError(.lutInvalid, "\(error)"))
+                return GST_FLOW_ERROR
             }
-            return GST_FLOW_OK
-        } catch {
-            postError(element, (error as? FilmtoneError) ?? FilmtoneError(.lutInvalid, "\(error)"))
-            return GST_FLOW_ERROR
         }
-    }
 }

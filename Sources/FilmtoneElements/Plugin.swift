@@ -22,8 +22,9 @@ package enum FilmtonePlugin {
         }
         // The descriptor's permanent strings: gst_plugin_register_static may keep the pointers it is given.
         let d = PluginDescriptor.pointer.pointee
-        _ = gst_plugin_register_static(d.major_version, d.minor_version, d.name, d.description, pluginInit,
-                                       d.version, d.license, d.source, d.package, d.origin)
+        _ = gst_plugin_register_static(
+            d.major_version, d.minor_version, d.name, d.description, pluginInit,
+            d.version, d.license, d.source, d.package, d.origin)
     }
 
     /// The `plugin_init` of the `filmtone` plugin, static or loaded from libgstfilmtone.so.
@@ -42,17 +43,18 @@ public func gstPluginFilmtoneGetDesc() -> UnsafeRawPointer {
     UnsafeRawPointer(PluginDescriptor.pointer)
 }
 
-fileprivate enum PluginDescriptor {
+private enum PluginDescriptor {
     /// Filled once by Swift's thread-safe lazy initialisation, never written again; GStreamer only reads it.
     nonisolated(unsafe) static let pointer: UnsafeMutablePointer<GstPluginDesc> = {
         let descriptor = UnsafeMutablePointer<GstPluginDesc>.allocate(capacity: 1)
-        descriptor.initialize(to: GstPluginDesc(
-            major_version: ftgst_version_major(), minor_version: ftgst_version_minor(),
-            name: UnsafePointer(strdup("filmtone")), description: UnsafePointer(strdup("ftgst film looks")),
-            plugin_init: FilmtonePlugin.pluginInit, version: UnsafePointer(strdup(FilmtoneVersion.string)),
-            license: UnsafePointer(strdup("MIT/X11")), source: UnsafePointer(strdup("ftgst")),
-            package: UnsafePointer(strdup("ftgst")), origin: UnsafePointer(strdup("https://ftgst.invalid")),
-            release_datetime: nil, _gst_reserved: (nil, nil, nil, nil)))
+        descriptor.initialize(
+            to: GstPluginDesc(
+                major_version: ftgst_version_major(), minor_version: ftgst_version_minor(),
+                name: UnsafePointer(strdup("filmtone")), description: UnsafePointer(strdup("ftgst film looks")),
+                plugin_init: FilmtonePlugin.pluginInit, version: UnsafePointer(strdup(FilmtoneVersion.string)),
+                license: UnsafePointer(strdup("MIT/X11")), source: UnsafePointer(strdup("ftgst")),
+                package: UnsafePointer(strdup("ftgst")), origin: UnsafePointer(strdup("https://ftgst.invalid")),
+                release_datetime: nil, _gst_reserved: (nil, nil, nil, nil)))
         return descriptor
     }()
 }

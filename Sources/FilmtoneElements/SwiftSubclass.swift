@@ -20,9 +20,12 @@ package struct SwiftSubclass<State: AnyObject> {
         let pointerSize = MemoryLayout<UnsafeMutableRawPointer>.size
         stateOffset = (Int(query.instance_size) + pointerSize - 1) / pointerSize * pointerSize
         let existing = g_type_from_name(name)
-        type = existing != 0 ? existing : g_type_register_static_simple(
-            parent, name, query.class_size, classInit, guint(stateOffset + pointerSize), instanceInit,
-            GTypeFlags(rawValue: 0))
+        type =
+            existing != 0
+            ? existing
+            : g_type_register_static_simple(
+                parent, name, query.class_size, classInit, guint(stateOffset + pointerSize), instanceInit,
+                GTypeFlags(rawValue: 0))
     }
 
     private func slot(_ instance: UnsafeMutableRawPointer) -> UnsafeMutablePointer<UnsafeMutableRawPointer?> {
@@ -60,10 +63,12 @@ package struct SwiftSubclass<State: AnyObject> {
     }
 
     /// Adds an always-present `sink` and `src` pad template with the same caps (`gst_caps_from_string`).
-    package static func addPadTemplates(_ elementClass: UnsafeMutablePointer<GstElementClass>, caps description: String) {
+    package static func addPadTemplates(_ elementClass: UnsafeMutablePointer<GstElementClass>, caps description: String)
+    {
         for (name, direction) in [("sink", GST_PAD_SINK), ("src", GST_PAD_SRC)] {
             let caps = gst_caps_from_string(description)
-            gst_element_class_add_pad_template(elementClass, gst_pad_template_new(name, direction, GST_PAD_ALWAYS, caps))
+            gst_element_class_add_pad_template(
+                elementClass, gst_pad_template_new(name, direction, GST_PAD_ALWAYS, caps))
             gst_caps_unref(caps)  // the template took its own reference
         }
     }

@@ -126,7 +126,6 @@ package enum TrimElement {
     package static let factoryName = "fttrim"
     package static let typeName = "GstFtTrim"
 
-
     /// The GType (a GstBaseTransform whose instances carry a `TrimState`), registered once per process.
     fileprivate static let subclass = SwiftSubclass<TrimState>(
         parent: gst_base_transform_get_type(), name: typeName, classInit: classInit, instanceInit: instanceInit)
@@ -150,11 +149,15 @@ package enum TrimElement {
         objectClass.pointee.set_property = setProperty
         objectClass.pointee.get_property = getProperty
         objectClass.pointee.finalize = finalize
-        g_object_class_install_property(objectClass, TrimPropertyID.start.rawValue, g_param_spec_uint64(
-            "start", "Start", "Stream time (ns) of the first instant kept", 0, guint64.max, 0, G_PARAM_READWRITE))
-        g_object_class_install_property(objectClass, TrimPropertyID.stop.rawValue, g_param_spec_uint64(
-            "stop", "Stop", "Stream time (ns) where the kept range ends; 18446744073709551615: the end",
-            0, guint64.max, guint64.max, G_PARAM_READWRITE))
+        g_object_class_install_property(
+            objectClass, TrimPropertyID.start.rawValue,
+            g_param_spec_uint64(
+                "start", "Start", "Stream time (ns) of the first instant kept", 0, guint64.max, 0, G_PARAM_READWRITE))
+        g_object_class_install_property(
+            objectClass, TrimPropertyID.stop.rawValue,
+            g_param_spec_uint64(
+                "stop", "Stop", "Stream time (ns) where the kept range ends; 18446744073709551615: the end",
+                0, guint64.max, guint64.max, G_PARAM_READWRITE))
 
         let elementClass = ftgst_element_class(klass)!
         gst_element_class_set_metadata(
@@ -184,27 +187,29 @@ package enum TrimElement {
         subclass.finalize(object)
     }
 
-    private static let setProperty: @convention(c) (
-        UnsafeMutablePointer<GObject>?, guint, UnsafePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
-    ) -> Void = { object, id, value, _ in
-        guard let object, let value, let property = TrimPropertyID(rawValue: id) else { return }
-        let state = state(of: UnsafeMutableRawPointer(object))
-        switch property {
-        case .start: state.start = g_value_get_uint64(value)
-        case .stop: state.stop = g_value_get_uint64(value)
+    private static let setProperty:
+        @convention(c) (
+            UnsafeMutablePointer<GObject>?, guint, UnsafePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
+        ) -> Void = { object, id, value, _ in
+            guard let object, let value, let property = TrimPropertyID(rawValue: id) else { return }
+            let state = state(of: UnsafeMutableRawPointer(object))
+            switch property {
+            case .start: state.start = g_value_get_uint64(value)
+            case .stop: state.stop = g_value_get_uint64(value)
+            }
         }
-    }
 
-    private static let getProperty: @convention(c) (
-        UnsafeMutablePointer<GObject>?, guint, UnsafeMutablePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
-    ) -> Void = { object, id, value, _ in
-        guard let object, let value, let property = TrimPropertyID(rawValue: id) else { return }
-        let state = state(of: UnsafeMutableRawPointer(object))
-        switch property {
-        case .start: g_value_set_uint64(value, state.start)
-        case .stop: g_value_set_uint64(value, state.stop)
+    private static let getProperty:
+        @convention(c) (
+            UnsafeMutablePointer<GObject>?, guint, UnsafeMutablePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
+        ) -> Void = { object, id, value, _ in
+            guard let object, let value, let property = TrimPropertyID(rawValue: id) else { return }
+            let state = state(of: UnsafeMutableRawPointer(object))
+            switch property {
+            case .start: g_value_set_uint64(value, state.start)
+            case .stop: g_value_set_uint64(value, state.stop)
+            }
         }
-    }
 
     private static let start: @convention(c) (UnsafeMutablePointer<GstBaseTransform>?) -> gboolean = { transform in
         guard let transform else { return 0 }
@@ -212,61 +217,65 @@ package enum TrimElement {
         return 1
     }
 
-    private static let setCaps: @convention(c) (
-        UnsafeMutablePointer<GstBaseTransform>?, UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstCaps>?
-    ) -> gboolean = { transform, incaps, _ in
-        guard let transform, let incaps else { return 0 }
-        let name = gst_caps_get_size(incaps) > 0
-            ? GLib.borrowString(gst_structure_get_name(gst_caps_get_structure(incaps, 0))) ?? "" : ""
-        state(of: UnsafeMutableRawPointer(transform)).setVideo(name.hasPrefix("video/"))
-        return 1
-    }
+    private static let setCaps:
+        @convention(c) (
+            UnsafeMutablePointer<GstBaseTransform>?, UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstCaps>?
+        ) -> gboolean = { transform, incaps, _ in
+            guard let transform, let incaps else { return 0 }
+            let name =
+                gst_caps_get_size(incaps) > 0
+                ? GLib.borrowString(gst_structure_get_name(gst_caps_get_structure(incaps, 0))) ?? "" : ""
+            state(of: UnsafeMutableRawPointer(transform)).setVideo(name.hasPrefix("video/"))
+            return 1
+        }
 
     /// SEGMENT: narrowed to the range. EOS after this element ended the stream: not sent twice.
-    private static let sinkEvent: @convention(c) (
-        UnsafeMutablePointer<GstBaseTransform>?, UnsafeMutablePointer<GstEvent>?
-    ) -> gboolean = { transform, event in
-        guard let transform, let event else { return 0 }
-        let state = state(of: UnsafeMutableRawPointer(transform))
-        switch event.pointee.type {
-        case GST_EVENT_SEGMENT:
-            var segment: UnsafePointer<GstSegment>? = nil
-            gst_event_parse_segment(event, &segment)  // borrowed from the event
-            guard let segment else { break }
-            var narrowed = state.narrow(segment.pointee)
-            let replacement = gst_event_new_segment(&narrowed)!
-            gst_event_set_seqnum(replacement, gst_event_get_seqnum(event))
-            gst_event_unref(event)  // the vfunc owns the event it was given
-            return parentTransformClass.pointee.sink_event(transform, replacement)
-        case GST_EVENT_EOS where state.endedStream:
-            gst_event_unref(event)
-            return 1
-        case GST_EVENT_FLUSH_STOP:
-            state.reset()
-        default:
-            break
+    private static let sinkEvent:
+        @convention(c) (
+            UnsafeMutablePointer<GstBaseTransform>?, UnsafeMutablePointer<GstEvent>?
+        ) -> gboolean = { transform, event in
+            guard let transform, let event else { return 0 }
+            let state = state(of: UnsafeMutableRawPointer(transform))
+            switch event.pointee.type {
+            case GST_EVENT_SEGMENT:
+                var segment: UnsafePointer<GstSegment>? = nil
+                gst_event_parse_segment(event, &segment)  // borrowed from the event
+                guard let segment else { break }
+                var narrowed = state.narrow(segment.pointee)
+                let replacement = gst_event_new_segment(&narrowed)!
+                gst_event_set_seqnum(replacement, gst_event_get_seqnum(event))
+                gst_event_unref(event)  // the vfunc owns the event it was given
+                return parentTransformClass.pointee.sink_event(transform, replacement)
+            case GST_EVENT_EOS where state.endedStream:
+                gst_event_unref(event)
+                return 1
+            case GST_EVENT_FLUSH_STOP:
+                state.reset()
+            default:
+                break
+            }
+            return parentTransformClass.pointee.sink_event(transform, event)
         }
-        return parentTransformClass.pointee.sink_event(transform, event)
-    }
 
-    private static let transformInPlace: @convention(c) (
-        UnsafeMutablePointer<GstBaseTransform>?, UnsafeMutablePointer<GstBuffer>?
-    ) -> GstFlowReturn = { transform, buffer in
-        guard let transform, let buffer else { return GST_FLOW_ERROR }
-        let pts = ClockTime(raw: buffer.pointee.pts).map { guint64($0.nanoseconds) }
-        let duration = ClockTime(raw: buffer.pointee.duration).map { guint64($0.nanoseconds) }
-        switch state(of: UnsafeMutableRawPointer(transform)).decide(pts: pts, duration: duration) {
-        case .pass:
-            return GST_FLOW_OK
-        case .clip(let start, let length):
-            buffer.pointee.pts = start
-            if let length { buffer.pointee.duration = length }
-            return GST_FLOW_OK
-        case .drop:
-            return GST_FLOW_CUSTOM_SUCCESS  // GST_BASE_TRANSFORM_FLOW_DROPPED
-        case .end(let first):
-            if first { _ = gst_pad_push_event(transform.pointee.srcpad, gst_event_new_eos()) }
-            return GST_FLOW_EOS
+    private static let transformInPlace:
+        @convention(c) (
+            UnsafeMutablePointer<GstBaseTransform>?, UnsafeMutablePointer<GstBuffer>?
+        ) -> GstFlowReturn = { transform, buffer in
+            guard let transform, let buffer else { return GST_FLOW_ERROR }
+            let pts = ClockTime(raw: buffer.pointee.pts).map { guint64($0.nanoseconds) }
+            let duration = ClockTime(raw: buffer.pointee.duration).map { guint64($0.nanoseconds) }
+            switch state(of: UnsafeMutableRawPointer(transform)).decide(pts: pts, duration: duration) {
+            case .pass:
+                return GST_FLOW_OK
+            case .clip(let start, let length):
+                buffer.pointee.pts = start
+                if let length { buffer.pointee.duration = length }
+                return GST_FLOW_OK
+            case .drop:
+                return GST_FLOW_CUSTOM_SUCCESS  // GST_BASE_TRANSFORM_FLOW_DROPPED
+            case .end(let first):
+                if first { _ = gst_pad_push_event(transform.pointee.srcpad, gst_event_new_eos()) }
+                return GST_FLOW_EOS
+            }
         }
-    }
 }

@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// A parsed `.cube` look-up table: Adobe Cube 1.0 (one 1D or one 3D table, `DOMAIN_MIN`/`DOMAIN_MAX`) or the
 /// Resolve flavour (`LUT_1D_INPUT_RANGE`/`LUT_3D_INPUT_RANGE`, a 1D shaper followed by a 3D table in one file).

@@ -1,4 +1,5 @@
 import FilmtoneCore
+
 /// The `.cube` reader behind `CubeLUT.parse`: one linear pass over the bytes, line by line, no regular expressions.
 ///
 /// Grammar (both dialects): lines end in LF, CRLF or CR; an optional UTF-8 byte-order mark starts the file; tokens

@@ -1,4 +1,5 @@
 import FilmtoneCore
+
 /// How a 3D table is sampled between its grid nodes. The raw value is the CLI name.
 public enum Interpolation: String, CaseIterable, Sendable {
     /// The cell is split into six tetrahedra along its grey diagonal; four nodes are blended (FFmpeg `vf_lut3d`,

@@ -280,7 +280,9 @@ private protocol WordLayout {
 /// Bytes R G B x: the word's low 24 bits are the index.
 private enum RGBx: WordLayout {
     @inline(__always) package static func index(_ word: UInt32) -> UInt32 { word & 0xFF_FFFF }
-    @inline(__always) package static func merge(_ entry: UInt32, into word: UInt32) -> UInt32 { word & 0xFF00_0000 | entry }
+    @inline(__always) package static func merge(_ entry: UInt32, into word: UInt32) -> UInt32 {
+        word & 0xFF00_0000 | entry
+    }
 }
 
 /// Bytes B G R x: swapped, `x R G B`, then shifted down.
@@ -294,7 +296,9 @@ private enum BGRx: WordLayout {
 /// Bytes x R G B: the word's high 24 bits.
 private enum XRGB: WordLayout {
     @inline(__always) package static func index(_ word: UInt32) -> UInt32 { word &>> 8 }
-    @inline(__always) package static func merge(_ entry: UInt32, into word: UInt32) -> UInt32 { word & 0xFF | entry &<< 8 }
+    @inline(__always) package static func merge(_ entry: UInt32, into word: UInt32) -> UInt32 {
+        word & 0xFF | entry &<< 8
+    }
 }
 
 /// Bytes x B G R: swapped, `R G B x`, low 24 bits.

@@ -35,9 +35,10 @@ public struct YUVColorimetry: Equatable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        let name = [(YUVColorimetry.bt601, "bt601"), (.bt709, "bt709"), (.bt2020, "bt2020")].first {
-            $0.0.kr == kr && $0.0.kb == kb
-        }?.1 ?? "Kr \(kr) Kb \(kb)"
+        let name =
+            [(YUVColorimetry.bt601, "bt601"), (.bt709, "bt709"), (.bt2020, "bt2020")].first {
+                $0.0.kr == kr && $0.0.kb == kb
+            }?.1 ?? "Kr \(kr) Kb \(kb)"
         return "\(name) \(fullRange ? "full" : "limited") range"
     }
 
@@ -224,7 +225,9 @@ public final class YUVKernel: Sendable {
 
         init(_ builder: YUVRowBuilder) { self.builder = builder }
 
-        func fill(usedBy planes: YUV420Planes, chromaWidth: Int, chromaHeight: Int, _ entries: UnsafeMutablePointer<UInt32>) {
+        func fill(
+            usedBy planes: YUV420Planes, chromaWidth: Int, chromaHeight: Int, _ entries: UnsafeMutablePointer<UInt32>
+        ) {
             var keys: [Int] = []
             for row in 0..<chromaHeight {
                 for column in 0..<chromaWidth {
@@ -327,7 +330,9 @@ private struct YUVRowBuilder: Sendable {
     }
 
     /// Row (u, v) of `entries`; `scratch` holds 512 words.
-    package func fillRow(u: Int, v: Int, into entries: UnsafeMutablePointer<UInt32>, scratch: UnsafeMutablePointer<UInt32>) {
+    package func fillRow(
+        u: Int, v: Int, into entries: UnsafeMutablePointer<UInt32>, scratch: UnsafeMutablePointer<UInt32>
+    ) {
         fillRows(u: u, vs: v..<v + 1, into: entries, scratch: scratch)
     }
 
@@ -357,9 +362,12 @@ private struct YUVRowBuilder: Sendable {
             let rgb = SIMD8<Int32>(
                 truncatingIfNeeded: input.loadUnaligned(fromByteOffset: chunk * 32, as: SIMD8<UInt32>.self))
             let (r, g, b) = (rgb & 255, rgb &>> 8 & 255, rgb &>> 16 & 255)
-            let luma = ((r &* wy.0 &+ g &* wy.1 &+ b &* wy.2 &+ offsetY) &>> 16).clamped(lowerBound: low, upperBound: high)
-            let cb = ((r &* wu.0 &+ g &* wu.1 &+ b &* wu.2 &+ offsetU) &>> 16).clamped(lowerBound: low, upperBound: high)
-            let cr = ((r &* wv.0 &+ g &* wv.1 &+ b &* wv.2 &+ offsetV) &>> 16).clamped(lowerBound: low, upperBound: high)
+            let luma = ((r &* wy.0 &+ g &* wy.1 &+ b &* wy.2 &+ offsetY) &>> 16).clamped(
+                lowerBound: low, upperBound: high)
+            let cb = ((r &* wu.0 &+ g &* wu.1 &+ b &* wu.2 &+ offsetU) &>> 16).clamped(
+                lowerBound: low, upperBound: high)
+            let cr = ((r &* wv.0 &+ g &* wv.1 &+ b &* wv.2 &+ offsetV) &>> 16).clamped(
+                lowerBound: low, upperBound: high)
             output.storeBytes(
                 of: SIMD8<UInt32>(truncatingIfNeeded: luma | cb &<< 8 | cr &<< 16), toByteOffset: chunk * 32,
                 as: SIMD8<UInt32>.self)

@@ -1,6 +1,6 @@
 package import CGst
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// Owns one reference to a `GstCaps`.
 // @unchecked Sendable: an immutable pointer to caps that ftgst only reads; GstCaps reference counts are atomic and
@@ -45,8 +45,14 @@ package final class Caps: CustomStringConvertible, @unchecked Sendable {
         let mediaType = GLib.borrowString(gst_structure_get_name(structure)) ?? ""
         _ = gst_structure_get_int(structure, "width", &width)
         _ = gst_structure_get_int(structure, "height", &height)
-        if gst_structure_get_fraction(structure, "pixel-aspect-ratio", &parN, &parD) == 0 { parN = 1; parD = 1 }
-        if gst_structure_get_fraction(structure, "framerate", &fpsN, &fpsD) == 0 { fpsN = 0; fpsD = 1 }
+        if gst_structure_get_fraction(structure, "pixel-aspect-ratio", &parN, &parD) == 0 {
+            parN = 1
+            parD = 1
+        }
+        if gst_structure_get_fraction(structure, "framerate", &fpsN, &fpsD) == 0 {
+            fpsN = 0
+            fpsD = 1
+        }
         let format = GLib.borrowString(gst_structure_get_string(structure, "format"))
         return VideoCapsInfo(
             mediaType: mediaType, format: format, width: Int(width), height: Int(height),
@@ -82,7 +88,7 @@ extension Caps {
     /// For `video/x-h264` caps: `stream-format` and the `codec_data` bytes (copied out of the GstBuffer).
     package var h264Fields: (streamFormat: String?, codecData: [UInt8]?)? {
         guard gst_caps_get_size(pointer) > 0, let structure = gst_caps_get_structure(pointer, 0),
-              GLib.borrowString(gst_structure_get_name(structure)) == "video/x-h264"
+            GLib.borrowString(gst_structure_get_name(structure)) == "video/x-h264"
         else { return nil }
         let format = GLib.borrowString(gst_structure_get_string(structure, "stream-format"))
         var codecData: [UInt8]? = nil

@@ -48,7 +48,7 @@ extension Caps {
     /// `.int`. nil for empty or ANY caps.
     package var firstStructure: CapsStructure? {
         guard gst_caps_is_any(pointer) == 0, gst_caps_get_size(pointer) > 0,
-              let structure = gst_caps_get_structure(pointer, 0)  // borrowed from the caps
+            let structure = gst_caps_get_structure(pointer, 0)  // borrowed from the caps
         else { return nil }
         var copy = CapsStructure(name: GLib.borrowString(gst_structure_get_name(structure)) ?? "")
         for index in 0..<gst_structure_n_fields(structure) {

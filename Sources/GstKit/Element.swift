@@ -1,6 +1,6 @@
 package import CGst
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// A value for `Element.setProperty`. Each case is put into a `GValue` of the property's own declared type (never
 /// through variadic `g_object_set`, whose C types are easy to get wrong).
@@ -105,11 +105,15 @@ package final class Element: @unchecked Sendable {
         case .string(let text):
             try convert(into: &converted, from: ftgst_type_string(), name, value) { g_value_set_string(&$0, text) }
         case .int(let number):
-            try convert(into: &converted, from: ftgst_type_int64(), name, value) { g_value_set_int64(&$0, gint64(number)) }
+            try convert(into: &converted, from: ftgst_type_int64(), name, value) {
+                g_value_set_int64(&$0, gint64(number))
+            }
         case .double(let number):
             try convert(into: &converted, from: ftgst_type_double(), name, value) { g_value_set_double(&$0, number) }
         case .bool(let flag):
-            try convert(into: &converted, from: ftgst_type_boolean(), name, value) { g_value_set_boolean(&$0, flag ? 1 : 0) }
+            try convert(into: &converted, from: ftgst_type_boolean(), name, value) {
+                g_value_set_boolean(&$0, flag ? 1 : 0)
+            }
         case .caps(let caps):
             guard target == ftgst_type_caps() else { throw mismatch(name, value) }
             gst_value_set_caps(&converted, caps.pointer)  // adds its own reference
@@ -130,9 +134,10 @@ package final class Element: @unchecked Sendable {
 
     /// Fills a GValue of a fundamental `type` with `set`, then converts it to the property's own type
     /// (`g_value_transform`: int64 → uint, double → float, …); a conversion GLib refuses is a recipe mistake.
-    private func convert(into target: inout GValue, from type: GType, _ name: String, _ value: PropertyValue,
-                         _ set: (inout GValue) -> Void) throws
-    {
+    private func convert(
+        into target: inout GValue, from type: GType, _ name: String, _ value: PropertyValue,
+        _ set: (inout GValue) -> Void
+    ) throws {
         var source = GValue()
         g_value_init(&source, type)
         defer { g_value_unset(&source) }
@@ -162,24 +167,27 @@ package final class Element: @unchecked Sendable {
     /// Connects to a bin's `deep-element-added`: `body` sees every element added anywhere inside it (e.g. what
     /// decodebin plugs), possibly on a streaming thread, before it starts processing data.
     package func onDeepElementAdded(_ body: @escaping @Sendable (Element) -> Void) {
-        let callback: @convention(c) (
-            UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstElement>?, gpointer?
-        ) -> Void = { _, _, element, data in
-            guard let element, let data else { return }
-            CallbackBox<Element, Void>.borrow(data).body(Element(borrowing: element))
-        }
+        let callback:
+            @convention(c) (
+                UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstBin>?, UnsafeMutablePointer<GstElement>?,
+                gpointer?
+            ) -> Void = { _, _, element, data in
+                guard let element, let data else { return }
+                CallbackBox<Element, Void>.borrow(data).body(Element(borrowing: element))
+            }
         connect("deep-element-added", unsafeBitCast(callback, to: GCallback.self), CallbackBox(body))
     }
 
     /// Connects to uridecodebin's `source-setup`: `body` sees each source element before it starts (on a
     /// GStreamer thread). The handler box is released by GLib when the element is finalised.
     package func onSourceSetup(_ body: @escaping @Sendable (Element) -> Void) {
-        let callback: @convention(c) (
-            UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstElement>?, gpointer?
-        ) -> Void = { _, source, data in
-            guard let source, let data else { return }
-            CallbackBox<Element, Void>.borrow(data).body(Element(borrowing: source))
-        }
+        let callback:
+            @convention(c) (
+                UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstElement>?, gpointer?
+            ) -> Void = { _, source, data in
+                guard let source, let data else { return }
+                CallbackBox<Element, Void>.borrow(data).body(Element(borrowing: source))
+            }
         connect("source-setup", unsafeBitCast(callback, to: GCallback.self), CallbackBox(body))
     }
 }

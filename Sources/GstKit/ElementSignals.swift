@@ -1,6 +1,6 @@
 internal import CGst
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// What a `uridecodebin`/`decodebin` should do with the element it is about to plug (`autoplug-select`).
 /// `GstAutoplugSelectResult` lives in the playback plugin, not in a public header, so its values are written
@@ -27,11 +27,12 @@ package struct FactoryDescription: Sendable {
 extension Element {
     /// Connects to `pad-added`: `body` sees each new (dynamic) source pad, on a streaming thread.
     package func onPadAdded(_ body: @escaping @Sendable (Pad) -> Void) {
-        let callback: @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstPad>?, gpointer?)
-            -> Void = { _, pad, data in
-                guard let pad, let data else { return }
-                CallbackBox<Pad, Void>.borrow(data).body(Pad(borrowing: pad))
-            }
+        let callback:
+            @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstPad>?, gpointer?)
+                -> Void = { _, pad, data in
+                    guard let pad, let data else { return }
+                    CallbackBox<Pad, Void>.borrow(data).body(Pad(borrowing: pad))
+                }
         connect("pad-added", unsafeBitCast(callback, to: GCallback.self), CallbackBox(body))
     }
 
@@ -39,29 +40,32 @@ extension Element {
     /// plug, whether to plug it or to stop and expose the pad as it is. Called on a streaming thread.
     package func onAutoplugSelect(_ body: @escaping @Sendable (FactoryDescription) -> AutoplugDecision) {
         // GstElementFactory is opaque in Swift. The return type is GstAutoplugSelectResult, a C enum (an int).
-        let callback: @convention(c) (
-            UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstCaps>?,
-            OpaquePointer?, gpointer?
-        ) -> Int32 = { _, _, _, factory, data in
-            guard let factory, let data else { return AutoplugDecision.tryElement.rawValue }
-            // The factory is borrowed for the call; its name and metadata are copied.
-            let name = GLib.takeString(gst_object_get_name(UnsafeMutablePointer<GstObject>(factory))) ?? ""
-            let klass = GLib.borrowString(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS)) ?? ""
-            let box = CallbackBox<FactoryDescription, AutoplugDecision>.borrow(data)
-            return box.body(FactoryDescription(name: name, klass: klass)).rawValue
-        }
+        let callback:
+            @convention(c) (
+                UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstCaps>?,
+                OpaquePointer?, gpointer?
+            ) -> Int32 = { _, _, _, factory, data in
+                guard let factory, let data else { return AutoplugDecision.tryElement.rawValue }
+                // The factory is borrowed for the call; its name and metadata are copied.
+                let name = GLib.takeString(gst_object_get_name(UnsafeMutablePointer<GstObject>(factory))) ?? ""
+                let klass =
+                    GLib.borrowString(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS)) ?? ""
+                let box = CallbackBox<FactoryDescription, AutoplugDecision>.borrow(data)
+                return box.body(FactoryDescription(name: name, klass: klass)).rawValue
+            }
         connect("autoplug-select", unsafeBitCast(callback, to: GCallback.self), CallbackBox(body))
     }
 
     /// Connects to a `typefind` element's `have-type`: `body` gets the caps it found (e.g. `video/quicktime`).
     package func onHaveType(_ body: @escaping @Sendable (Caps) -> Void) {
-        let callback: @convention(c) (
-            UnsafeMutablePointer<GstElement>?, guint, UnsafeMutablePointer<GstCaps>?, gpointer?
-        ) -> Void = { _, _, caps, data in
-            guard let caps, let data else { return }
-            // The caps are borrowed for the call: Caps(borrowing:) adds its own reference.
-            CallbackBox<Caps, Void>.borrow(data).body(Caps(borrowing: caps))
-        }
+        let callback:
+            @convention(c) (
+                UnsafeMutablePointer<GstElement>?, guint, UnsafeMutablePointer<GstCaps>?, gpointer?
+            ) -> Void = { _, _, caps, data in
+                guard let caps, let data else { return }
+                // The caps are borrowed for the call: Caps(borrowing:) adds its own reference.
+                CallbackBox<Caps, Void>.borrow(data).body(Caps(borrowing: caps))
+            }
         connect("have-type", unsafeBitCast(callback, to: GCallback.self), CallbackBox(body))
     }
 

@@ -1,6 +1,6 @@
 internal import CGst
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// Process-wide GStreamer set-up: `gst_init_check` once, plus the registry tweaks ftgst's pipelines rely on.
 package enum GstRuntime {

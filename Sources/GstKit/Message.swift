@@ -1,6 +1,6 @@
 package import CGst
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// A bus message as a typed Swift value, copied out of the C message (which is then released by `Bus`).
 package enum Message {

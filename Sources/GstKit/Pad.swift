@@ -1,6 +1,6 @@
 package import CGst
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// Owns one reference to a `GstPad`.
 // @unchecked Sendable: as Element, an immutable pointer to a GstObject, whose reference count is atomic.
@@ -20,21 +20,25 @@ package final class Pad: @unchecked Sendable {
     /// thread, before the event reaches the next element: the place to adjust a capsfilter further down so
     /// that the very negotiation this event starts already sees it.
     package func onCapsEvent(_ body: @escaping @Sendable (Caps) -> Void) {
-        let callback: @convention(c) (
-            UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstPadProbeInfo>?, gpointer?
-        ) -> GstPadProbeReturn = { _, info, data in
-            guard let info, let data, let event = gst_pad_probe_info_get_event(info) else { return GST_PAD_PROBE_OK }
-            // GST_EVENT_TYPE is a macro reading the type field.
-            guard event.pointee.type == GST_EVENT_CAPS else { return GST_PAD_PROBE_OK }
-            var caps: UnsafeMutablePointer<GstCaps>? = nil
-            gst_event_parse_caps(event, &caps)  // transfer none: borrowed from the event
-            if let caps {
-                CallbackBox<Caps, Void>.borrow(data).body(Caps(borrowing: caps))
+        let callback:
+            @convention(c) (
+                UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstPadProbeInfo>?, gpointer?
+            ) -> GstPadProbeReturn = { _, info, data in
+                guard let info, let data, let event = gst_pad_probe_info_get_event(info) else {
+                    return GST_PAD_PROBE_OK
+                }
+                // GST_EVENT_TYPE is a macro reading the type field.
+                guard event.pointee.type == GST_EVENT_CAPS else { return GST_PAD_PROBE_OK }
+                var caps: UnsafeMutablePointer<GstCaps>? = nil
+                gst_event_parse_caps(event, &caps)  // transfer none: borrowed from the event
+                if let caps {
+                    CallbackBox<Caps, Void>.borrow(data).body(Caps(borrowing: caps))
+                }
+                return GST_PAD_PROBE_OK
             }
-            return GST_PAD_PROBE_OK
-        }
-        _ = gst_pad_add_probe(pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, callback, CallbackBox(body).retained(),
-                              releaseProbeData)
+        _ = gst_pad_add_probe(
+            pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, callback, CallbackBox(body).retained(),
+            releaseProbeData)
     }
 }
 
@@ -75,36 +79,42 @@ extension Pad {
     /// Calls `body` for every buffer and downstream event passing this pad, on the streaming thread; `.drop`
     /// removes a buffer from the stream (events are never dropped). Keep `body` short: it is on the data path.
     package func onData(_ body: @escaping @Sendable (PadItem) -> PadDecision) {
-        let callback: @convention(c) (
-            UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstPadProbeInfo>?, gpointer?
-        ) -> GstPadProbeReturn = { _, info, data in
-            guard let info, let data else { return GST_PAD_PROBE_OK }
-            let probe = CallbackBox<PadItem, PadDecision>.borrow(data)
-            // GST_PAD_PROBE_INFO_TYPE: ask for the buffer only when this call carries one.
-            if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0,
-               let buffer = gst_pad_probe_info_get_buffer(info) {
-                return probe.body(.buffer(BufferView(pointer: buffer))) == .drop ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK
-            }
-            guard let event = gst_pad_probe_info_get_event(info) else { return GST_PAD_PROBE_OK }
-            switch event.pointee.type {
-            case GST_EVENT_CAPS:
-                var caps: UnsafeMutablePointer<GstCaps>? = nil
-                gst_event_parse_caps(event, &caps)  // borrowed from the event
-                if let caps { _ = probe.body(.caps(Caps(borrowing: caps))) }
-            case GST_EVENT_SEGMENT:
-                var segment: UnsafePointer<GstSegment>? = nil
-                gst_event_parse_segment(event, &segment)  // borrowed from the event
-                if let segment, segment.pointee.format == GST_FORMAT_TIME {
-                    _ = probe.body(.segment(start: ClockTime(nanoseconds: UInt64(segment.pointee.start)),
-                                            rate: segment.pointee.rate))
+        let callback:
+            @convention(c) (
+                UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstPadProbeInfo>?, gpointer?
+            ) -> GstPadProbeReturn = { _, info, data in
+                guard let info, let data else { return GST_PAD_PROBE_OK }
+                let probe = CallbackBox<PadItem, PadDecision>.borrow(data)
+                // GST_PAD_PROBE_INFO_TYPE: ask for the buffer only when this call carries one.
+                if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0,
+                    let buffer = gst_pad_probe_info_get_buffer(info)
+                {
+                    return probe.body(.buffer(BufferView(pointer: buffer))) == .drop
+                        ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK
                 }
-            default:
-                _ = probe.body(.otherEvent)
+                guard let event = gst_pad_probe_info_get_event(info) else { return GST_PAD_PROBE_OK }
+                switch event.pointee.type {
+                case GST_EVENT_CAPS:
+                    var caps: UnsafeMutablePointer<GstCaps>? = nil
+                    gst_event_parse_caps(event, &caps)  // borrowed from the event
+                    if let caps { _ = probe.body(.caps(Caps(borrowing: caps))) }
+                case GST_EVENT_SEGMENT:
+                    var segment: UnsafePointer<GstSegment>? = nil
+                    gst_event_parse_segment(event, &segment)  // borrowed from the event
+                    if let segment, segment.pointee.format == GST_FORMAT_TIME {
+                        _ = probe.body(
+                            .segment(
+                                start: ClockTime(nanoseconds: UInt64(segment.pointee.start)),
+                                rate: segment.pointee.rate))
+                    }
+                default:
+                    _ = probe.body(.otherEvent)
+                }
+                return GST_PAD_PROBE_OK
             }
-            return GST_PAD_PROBE_OK
-        }
-        let mask = GstPadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue
-                                   | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue)
+        let mask = GstPadProbeType(
+            rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue
+                | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue)
         _ = gst_pad_add_probe(pointer, mask, callback, CallbackBox(body).retained(), releaseProbeData)
     }
 }

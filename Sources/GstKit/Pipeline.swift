@@ -1,6 +1,6 @@
 internal import CGst
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// How a wait on a pipeline ended.
 package enum WaitOutcome {
@@ -54,10 +54,12 @@ package final class Pipeline: @unchecked Sendable {
         let raw = parse(&error)  // floating
         if let failure = GLib.takeError(error) {
             if let raw { gst_object_unref(gst_object_ref_sink(raw)) }  // a partial result may come with an error
-            let missing = failure.domain == gst_parse_error_quark()
+            let missing =
+                failure.domain == gst_parse_error_quark()
                 && failure.code == Int(GST_PARSE_ERROR_NO_SUCH_ELEMENT.rawValue)
-            throw FilmtoneError(missing ? .unsupportedFormat : .internalError,
-                                "pipeline does not build: \(failure.message)")
+            throw FilmtoneError(
+                missing ? .unsupportedFormat : .internalError,
+                "pipeline does not build: \(failure.message)")
         }
         guard let raw else { throw FilmtoneError(.internalError, "gst_parse_launch returned nothing") }
         element = Element(sinkingFloating: raw)
@@ -122,8 +124,9 @@ package final class Pipeline: @unchecked Sendable {
 
     /// `gst_element_seek_simple` in TIME. False when the pipeline refused the seek.
     package func seek(to time: ClockTime, flags: SeekFlags) -> Bool {
-        gst_element_seek_simple(element.pointer, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),
-                                gint64(clamping: time.nanoseconds)) != 0
+        gst_element_seek_simple(
+            element.pointer, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue),
+            gint64(clamping: time.nanoseconds)) != 0
     }
 
     /// `gst_element_query_duration` in TIME; nil when unknown.

@@ -1,6 +1,6 @@
 internal import CGst
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// Owns one reference to a `GstSample` (a buffer with its caps and segment).
 package final class Sample {

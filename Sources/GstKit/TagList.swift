@@ -15,9 +15,9 @@ package struct TagValues: Sendable, Equatable {
     package mutating func merge(borrowing list: UnsafePointer<GstTagList>) {
         for index in 0..<max(0, gst_tag_list_n_tags(list)) {
             guard let name = GLib.borrowString(gst_tag_list_nth_tag_name(list, guint(index))),
-                  strings[name] == nil,
-                  // gst_tag_list_get_string asserts (GLib-CRITICAL) on a tag of another type: check it first.
-                  gst_tag_get_type(name) == ftgst_type_string()
+                strings[name] == nil,
+                // gst_tag_list_get_string asserts (GLib-CRITICAL) on a tag of another type: check it first.
+                gst_tag_get_type(name) == ftgst_type_string()
             else { continue }
             var value: UnsafeMutablePointer<gchar>? = nil
             // gst_tag_list_get_string: a copy (transfer full).

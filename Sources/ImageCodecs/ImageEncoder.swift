@@ -1,6 +1,6 @@
 internal import CImageCodecs
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// `encode(image, format, quality) -> bytes`: JPEG through TurboJPEG (libjpeg-turbo's API that reports errors by
 /// return value; classic libjpeg's `error_exit` needs setjmp, which Swift cannot call), PNG through libpng's
@@ -27,8 +27,9 @@ public enum ImageEncoder {
         var size: UInt = 0
         // tjCompress2 allocates the output with tjAlloc; it is freed with tjFree below.
         let status = image.pixels.withUnsafeBufferPointer { pixels in
-            tjCompress2(handle, pixels.baseAddress, Int32(image.width), Int32(image.width * 3), Int32(image.height),
-                        Int32(TJPF_RGB.rawValue), &output, &size, Int32(TJSAMP_420.rawValue), quality, 0)
+            tjCompress2(
+                handle, pixels.baseAddress, Int32(image.width), Int32(image.width * 3), Int32(image.height),
+                Int32(TJPF_RGB.rawValue), &output, &size, Int32(TJSAMP_420.rawValue), quality, 0)
         }
         defer { if let output { tjFree(output) } }
         guard status == 0, let output else {

@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// A tightly packed 8-bit RGB image (`width * 3` bytes a row, no padding).
 public struct RGBImage: Equatable, Sendable {

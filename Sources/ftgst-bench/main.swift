@@ -310,7 +310,8 @@ func benchLUTYUV(_ options: Options) throws {
             counts[y / 2 * chromaWidth + x / 2] += 1
         }
     }
-    let pristine = luma + sums.indices.map { code(sums[$0].y / counts[$0]) }
+    let pristine =
+        luma + sums.indices.map { code(sums[$0].y / counts[$0]) }
         + sums.indices.map { code(sums[$0].z / counts[$0]) }
 
     // The RGB table alone (what the BGRx path builds), then the YUV table (which builds its own RGB table first).
@@ -351,9 +352,11 @@ func benchLUTYUV(_ options: Options) throws {
     }
     if let out = options.named["out"] { try Data(work).write(to: URL(fileURLWithPath: out)) }
     func summary(_ values: (wall: [Double], cpu: [Double])) -> [String: Any] {
-        ["first": ["wall_ms": rounded(values.wall[0]), "cpu_ms": rounded(values.cpu[0])],
-         "median": ["wall_ms": rounded(median(values.wall)), "cpu_ms": rounded(median(values.cpu))],
-         "count": values.wall.count]
+        [
+            "first": ["wall_ms": rounded(values.wall[0]), "cpu_ms": rounded(values.cpu[0])],
+            "median": ["wall_ms": rounded(median(values.wall)), "cpu_ms": rounded(median(values.cpu))],
+            "count": values.wall.count,
+        ]
     }
     try printJSON([
         "width": width, "height": height, "frames": frames, "warm_ups": warmUps, "format": "I420",
@@ -480,8 +483,9 @@ func benchLUT16(_ options: Options) throws {
             let start = (wallms(), processCPUms())
             if singleThread {
                 for top in Swift.stride(from: 0, to: height, by: bandRows) {
-                    kernel.apply(to: work.baseAddress! + top * stride, width: width,
-                                 height: min(bandRows, height - top), stride: stride, layout: .rgba64)
+                    kernel.apply(
+                        to: work.baseAddress! + top * stride, width: width,
+                        height: min(bandRows, height - top), stride: stride, layout: .rgba64)
                 }
             } else {
                 kernel.apply(to: work.baseAddress!, width: width, height: height, stride: stride, layout: .rgba64)
@@ -501,11 +505,13 @@ func benchLUT16(_ options: Options) throws {
         "build": ["wall_ms": rounded(build.wall), "cpu_ms": rounded(build.cpu)],
         "table_mib": rounded(Double(kernel.tableByteCount) / 1_048_576),
         "peak_rss_mib": rounded(peakRSSMiB(), 1),
-        "layouts": ["rgba64": [
-            "cpu_ms": ["median": rounded(median(cpu)), "min": rounded(cpu.min()!), "max": rounded(cpu.max()!)],
-            "wall_ms": ["median": rounded(median(wall)), "min": rounded(wall.min()!), "max": rounded(wall.max()!)],
-            "ns_per_pixel_cpu": rounded(median(cpu) * 1e6 / Double(width * height), 2),
-        ]],
+        "layouts": [
+            "rgba64": [
+                "cpu_ms": ["median": rounded(median(cpu)), "min": rounded(cpu.min()!), "max": rounded(cpu.max()!)],
+                "wall_ms": ["median": rounded(median(wall)), "min": rounded(wall.min()!), "max": rounded(wall.max()!)],
+                "ns_per_pixel_cpu": rounded(median(cpu) * 1e6 / Double(width * height), 2),
+            ]
+        ],
     ])
 }
 
@@ -515,8 +521,10 @@ func checkLUT16(_ options: Options) throws {
     var random = SplitMix(state: 10)
     for _ in 0..<randomCount {
         let bits = random.next()
-        inputs.append(SIMD3(UInt16(truncatingIfNeeded: bits), UInt16(truncatingIfNeeded: bits >> 16),
-                            UInt16(truncatingIfNeeded: bits >> 32)))
+        inputs.append(
+            SIMD3(
+                UInt16(truncatingIfNeeded: bits), UInt16(truncatingIfNeeded: bits >> 16),
+                UInt16(truncatingIfNeeded: bits >> 32)))
     }
     func widened(_ code: Int) -> UInt16 { UInt16(code << 6 | code >> 4) }
     let lattice = Array(Swift.stride(from: 0, to: 1024, by: 8)) + [1023]
@@ -527,8 +535,10 @@ func checkLUT16(_ options: Options) throws {
     }
     for code in 0..<1024 {
         let other = widened(Int(random.next() % 1024))
-        inputs += [SIMD3(repeating: widened(code)), SIMD3(widened(code), other, other),
-                   SIMD3(other, widened(code), other), SIMD3(other, other, widened(code))]
+        inputs += [
+            SIMD3(repeating: widened(code)), SIMD3(widened(code), other, other),
+            SIMD3(other, widened(code), other), SIMD3(other, other, widened(code)),
+        ]
     }
     let width = 1024
     let height = (inputs.count + width - 1) / width
@@ -567,8 +577,10 @@ func checkLUT16(_ options: Options) throws {
         reports.append([
             "interpolation": interpolation.rawValue, "strategy": kernel.strategy.rawValue,
             "channels": inputs.count * 3,
-            "difference_histogram": ["0": total[0], "1": total[1], "2": total[2], "3": total[3], "4-32": total[4],
-                                     "over_32": total[5]],
+            "difference_histogram": [
+                "0": total[0], "1": total[1], "2": total[2], "3": total[3], "4-32": total[4],
+                "over_32": total[5],
+            ],
         ])
     }
     try printJSON(["inputs": inputs.count, "random": randomCount, "lattice_step_10bit": 8, "results": reports])

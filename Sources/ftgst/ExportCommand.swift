@@ -39,8 +39,11 @@ enum ExportCommand {
         let normalized = words.map { $0 == "-o" ? "--output" : $0 }
         let arguments = try Arguments(
             normalized,
-            options: ["output", "preset", "input-lut", "creative-lut", "intensity", "interpolation", "max-width",
-                      "max-height", "start-ms", "end-ms", "audio", "depth", "progress", "workspace", "timeout-ms", "header", "request"],
+            options: [
+                "output", "preset", "input-lut", "creative-lut", "intensity", "interpolation", "max-width",
+                "max-height", "start-ms", "end-ms", "audio", "depth", "progress", "workspace", "timeout-ms", "header",
+                "request",
+            ],
             flags: ["help", "overwrite", "dry-run", "mezzanine"])
         if arguments.has("help") {
             print(help)
@@ -48,14 +51,17 @@ enum ExportCommand {
         }
         var options: ExportOptions
         if let requestPath = arguments.string("request") {
-            guard arguments.positionals.isEmpty else { throw usage("give the source in the request or as SOURCE, not both") }
+            guard arguments.positionals.isEmpty else {
+                throw usage("give the source in the request or as SOURCE, not both")
+            }
             guard let data = FileManager.default.contents(atPath: requestPath) else {
                 throw FilmtoneError(.fileNotFound, "no such request file: \(requestPath)")
             }
             options = try ExportOptions.fromJSON(data)
         } else {
             guard arguments.positionals.count == 1, let source = arguments.positionals.first else {
-                throw usage(arguments.positionals.isEmpty ? "export needs a SOURCE (or --request)" : "export takes one SOURCE")
+                throw usage(
+                    arguments.positionals.isEmpty ? "export needs a SOURCE (or --request)" : "export takes one SOURCE")
             }
             options = ExportOptions(source: source)
         }
@@ -126,8 +132,9 @@ final class ProgressDisplay: Sendable {
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
             let frames = event.totalFrames.map { "\(event.currentFrame)/\($0)" } ?? "\(event.currentFrame)"
             let eta = event.remainingMilliseconds.map { " ETA \(ProgressDisplay.clock($0))" } ?? ""
-            let line = String(format: "\r%-10@ [%@] %3d%% %@ frames %.1f fps%@\u{1B}[K", event.stage.rawValue, bar,
-                              Int(event.progress * 100), frames, event.framesPerSecond, eta)
+            let line = String(
+                format: "\r%-10@ [%@] %3d%% %@ frames %.1f fps%@\u{1B}[K", event.stage.rawValue, bar,
+                Int(event.progress * 100), frames, event.framesPerSecond, eta)
             FileHandle.standardError.write(Data(line.utf8))
             drewBar = true
         case .none, .auto:
@@ -152,7 +159,9 @@ enum PresetsCommand {
     static func run(_ words: [String]) async throws {
         let arguments = try Arguments(words, options: [], flags: ["help"])
         if arguments.has("help") {
-            print("usage: ftgst presets\nprints one JSON object per preset: name, description, extensions, sources, depth, audio, path")
+            print(
+                "usage: ftgst presets\nprints one JSON object per preset: name, description, extensions, sources, depth, audio, path"
+            )
             return
         }
         guard arguments.positionals.isEmpty else { throw usage("presets takes no arguments") }
@@ -165,7 +174,8 @@ enum CancelCommand {
     static func run(_ words: [String]) async throws {
         let arguments = try Arguments(words, options: ["workspace", "timeout-ms"], flags: ["help"])
         if arguments.has("help") {
-            print("""
+            print(
+                """
                 usage: ftgst cancel [--workspace DIR] [--timeout-ms N]
                 asks the export running in the workspace to stop and waits (up to N ms, 5000) until it has;
                 prints {"cancelled":true|false,"workspace":…} (false: no export was running)
@@ -173,8 +183,9 @@ enum CancelCommand {
             return
         }
         guard arguments.positionals.isEmpty else { throw usage("cancel takes no arguments") }
-        let result = try await cancelRunningExport(workspace: arguments.string("workspace"),
-                                                   timeoutMilliseconds: try arguments.int("timeout-ms") ?? 5000)
+        let result = try await cancelRunningExport(
+            workspace: arguments.string("workspace"),
+            timeoutMilliseconds: try arguments.int("timeout-ms") ?? 5000)
         print(result.json.serialized)
     }
 }

@@ -35,8 +35,9 @@ enum MezzanineCommand {
         options.headers = arguments.all("header")
 
         if arguments.has("status") {
-            let status = try Mezzanines.status(source: options.source, maxWidth: options.maxWidth,
-                                               maxHeight: options.maxHeight, cacheDirectory: options.cacheDirectory)
+            let status = try Mezzanines.status(
+                source: options.source, maxWidth: options.maxWidth,
+                maxHeight: options.maxHeight, cacheDirectory: options.cacheDirectory)
             print(JSONValue.object([("status", .string(status.rawValue))]).serialized)
             return
         }

@@ -30,9 +30,11 @@ enum PreviewCommand {
         let normalized = words.map { $0 == "-o" ? "--output" : $0 }
         let arguments = try Arguments(
             normalized,
-            options: ["output", "input-lut", "creative-lut", "intensity", "interpolation", "time-ms", "tolerance-ms",
-                      "max-width", "max-height", "format", "quality", "header", "timeout-ms", "request",
-                      "mezzanine", "mezzanine-dir"],
+            options: [
+                "output", "input-lut", "creative-lut", "intensity", "interpolation", "time-ms", "tolerance-ms",
+                "max-width", "max-height", "format", "quality", "header", "timeout-ms", "request",
+                "mezzanine", "mezzanine-dir",
+            ],
             flags: ["help"])
         if arguments.has("help") {
             print(help)
@@ -40,14 +42,18 @@ enum PreviewCommand {
         }
         var options: PreviewOptions
         if let requestPath = arguments.string("request") {
-            guard arguments.positionals.isEmpty else { throw usage("give the source in the request or as SOURCE, not both") }
+            guard arguments.positionals.isEmpty else {
+                throw usage("give the source in the request or as SOURCE, not both")
+            }
             guard let data = FileManager.default.contents(atPath: requestPath) else {
                 throw FilmtoneError(.fileNotFound, "no such request file: \(requestPath)")
             }
             options = try PreviewOptions.fromJSON(data)
         } else {
             guard arguments.positionals.count == 1, let source = arguments.positionals.first else {
-                throw usage(arguments.positionals.isEmpty ? "preview needs a SOURCE (or --request)" : "preview takes one SOURCE")
+                throw usage(
+                    arguments.positionals.isEmpty ? "preview needs a SOURCE (or --request)" : "preview takes one SOURCE"
+                )
             }
             options = PreviewOptions(source: source)
         }

@@ -36,6 +36,8 @@ enum SaveCommand {
 /// `INVALID_ARGUMENT`, so a typo never silently falls back to the default.
 func environmentMilliseconds(_ name: String) throws -> Int64? {
     guard let text = ProcessInfo.processInfo.environment[name] else { return nil }
-    guard let value = Int64(text), value > 0 else { throw usage("\(name) must be a positive whole number, got '\(text)'") }
+    guard let value = Int64(text), value > 0 else {
+        throw usage("\(name) must be a positive whole number, got '\(text)'")
+    }
     return value
 }

@@ -20,8 +20,10 @@ enum ThumbCommand {
     static func run(_ words: [String]) async throws {
         let arguments = try Arguments(
             words,
-            options: ["time-ms", "tolerance-ms", "max-width", "max-height", "format", "quality", "cache-dir",
-                      "cache-name", "cache-cap-mb", "header", "timeout-ms"],
+            options: [
+                "time-ms", "tolerance-ms", "max-width", "max-height", "format", "quality", "cache-dir",
+                "cache-name", "cache-cap-mb", "header", "timeout-ms",
+            ],
             flags: ["help"])
         if arguments.has("help") {
             print(help)

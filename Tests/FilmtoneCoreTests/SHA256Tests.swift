@@ -1,6 +1,7 @@
 import FilmtoneTestSupport
 import Foundation
 import XCTest
+
 @testable import FilmtoneCore
 
 /// The pure-Swift SHA-256 against the FIPS 180-2 example messages, chunking, padding boundaries, and
@@ -13,28 +14,33 @@ final class SHA256Tests: XCTestCase {
     }
 
     func testABC() {
-        XCTAssertEqual(SHA256.hex(of: Array("abc".utf8)),
-                       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(
+            SHA256.hex(of: Array("abc".utf8)),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
     func test448BitMessage() {
         let message = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"
         XCTAssertEqual(message.utf8.count * 8, 448)
-        XCTAssertEqual(SHA256.hex(of: Array(message.utf8)),
-                       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        XCTAssertEqual(
+            SHA256.hex(of: Array(message.utf8)),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     }
 
     func test896BitMessage() {
-        let message = "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrs"
+        let message =
+            "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrs"
             + "mnopqrstnopqrstu"
         XCTAssertEqual(message.utf8.count * 8, 896)
-        XCTAssertEqual(SHA256.hex(of: Array(message.utf8)),
-                       "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1")
+        XCTAssertEqual(
+            SHA256.hex(of: Array(message.utf8)),
+            "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1")
     }
 
     func testOneMillionA() {
-        XCTAssertEqual(SHA256.hex(of: [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)),
-                       "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        XCTAssertEqual(
+            SHA256.hex(of: [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
     func testOneMillionAFedInOddChunks() {
@@ -46,8 +52,9 @@ final class SHA256Tests: XCTestCase {
             chunk.prefix(take).withUnsafeBytes { hasher.update($0) }
             left -= take
         }
-        XCTAssertEqual(SHA256.hexString(hasher.finalize()),
-                       "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        XCTAssertEqual(
+            SHA256.hexString(hasher.finalize()),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
     // MARK: - Chunking

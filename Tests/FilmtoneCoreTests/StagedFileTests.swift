@@ -1,6 +1,7 @@
 import FilmtoneTestSupport
 import Foundation
 import XCTest
+
 @testable import FilmtoneCore
 
 /// StagedFile: the one way ftgst writes a file that others may see.

@@ -1,5 +1,6 @@
 import FilmtoneTestSupport
 import XCTest
+
 @testable import FilmtoneLooks
 
 /// The loadable plugin (libgstfilmtone.so, built by `make build`) in plain GStreamer tools, outside ftgst.
@@ -10,20 +11,26 @@ final class PluginTests: XCTestCase {
     }
 
     private func gst(_ tool: String, _ arguments: [String]) throws -> ProcessResult {
-        XCTAssertTrue(FileManager.default.fileExists(atPath: pluginDirectory + "/libgstfilmtone.so"),
-                      "plugin not built: run `make build` (copies it to \(pluginDirectory))")
-        return try Run.process(URL(fileURLWithPath: "/usr/bin/env"), [tool] + arguments,
-                               environment: ["GST_PLUGIN_PATH": pluginDirectory,
-                                             // A private registry, so no stale cache from another build is used.
-                                             "GST_REGISTRY": FileManager.default.temporaryDirectory
-                                                 .appendingPathComponent("ftgst-registry-\(UUID().uuidString).bin").path])
+        XCTAssertTrue(
+            FileManager.default.fileExists(atPath: pluginDirectory + "/libgstfilmtone.so"),
+            "plugin not built: run `make build` (copies it to \(pluginDirectory))")
+        return try Run.process(
+            URL(fileURLWithPath: "/usr/bin/env"), [tool] + arguments,
+            environment: [
+                "GST_PLUGIN_PATH": pluginDirectory,
+                // A private registry, so no stale cache from another build is used.
+                "GST_REGISTRY": FileManager.default.temporaryDirectory
+                    .appendingPathComponent("ftgst-registry-\(UUID().uuidString).bin").path,
+            ])
     }
 
     func testInspectDocumentsTheElement() throws {
         let result = try gst("gst-inspect-1.0", ["ftlut"])
         XCTAssertEqual(result.status, 0, result.stderr)
-        for text in ["Film look LUT", "filmtone", "input-lut", "creative-lut", "intensity", "interpolation",
-                     "tetrahedral", "trilinear", "nearest", "RGBx", "I420", "NV12", "RGBA64_LE"] {
+        for text in [
+            "Film look LUT", "filmtone", "input-lut", "creative-lut", "intensity", "interpolation",
+            "tetrahedral", "trilinear", "nearest", "RGBx", "I420", "NV12", "RGBA64_LE",
+        ] {
             XCTAssertTrue(result.stdout.contains(text), "gst-inspect-1.0 ftlut lacks \(text)")
         }
     }
@@ -32,53 +39,81 @@ final class PluginTests: XCTestCase {
         let look = SharedLUTs.look
         let folder = try TestEnvironment.temporaryDirectory(self)
         // The issue's launch line runs as is.
-        let plain = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=30", "!", "ftlut", "creative-lut=\(look)",
-                                               "!", "videoconvert", "!", "fakesink"])
+        let plain = try gst(
+            "gst-launch-1.0",
+            [
+                "-q", "videotestsrc", "num-buffers=30", "!", "ftlut", "creative-lut=\(look)",
+                "!", "videoconvert", "!", "fakesink",
+            ])
         XCTAssertEqual(plain.status, 0, plain.stderr)
         // One RGB frame through the plugin, against the same frame through ftgst's in-process element.
         let raw = folder.appendingPathComponent("frame.rgb").path
-        let launched = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!",
-                                                  "video/x-raw,format=RGB,width=64,height=48", "!", "ftlut",
-                                                  "creative-lut=\(look)", "intensity=0.7", "!", "filesink",
-                                                  "location=\(raw)"])
+        let launched = try gst(
+            "gst-launch-1.0",
+            [
+                "-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!",
+                "video/x-raw,format=RGB,width=64,height=48", "!", "ftlut",
+                "creative-lut=\(look)", "intensity=0.7", "!", "filesink",
+                "location=\(raw)",
+            ])
         XCTAssertEqual(launched.status, 0, launched.stderr)
         let pluginBytes = try XCTUnwrap(FileManager.default.contents(atPath: raw))
-        let input = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!",
-                                               "video/x-raw,format=RGB,width=64,height=48", "!", "filesink",
-                                               "location=\(raw).in"])
+        let input = try gst(
+            "gst-launch-1.0",
+            [
+                "-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!",
+                "video/x-raw,format=RGB,width=64,height=48", "!", "filesink",
+                "location=\(raw).in",
+            ])
         XCTAssertEqual(input.status, 0, input.stderr)
         let inputBytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: raw + ".in")))
         XCTAssertEqual(pluginBytes.count, 64 * 48 * 3)
         XCTAssertNotEqual([UInt8](pluginBytes), inputBytes)
-        let reference = try Look(inputLUT: nil, creativeLUT: try CubeLUT.load(path: look), intensity: 0.7,
-                                 interpolation: .tetrahedral)
-        XCTAssertLessThanOrEqual(maxByteDifference([UInt8](pluginBytes), reference.referenceApply(toPacked: inputBytes)),
-                                 1, "the plugin's pixels against the reference look")
+        let reference = try Look(
+            inputLUT: nil, creativeLUT: try CubeLUT.load(path: look), intensity: 0.7,
+            interpolation: .tetrahedral)
+        XCTAssertLessThanOrEqual(
+            maxByteDifference([UInt8](pluginBytes), reference.referenceApply(toPacked: inputBytes)),
+            1, "the plugin's pixels against the reference look")
     }
 
     func testGstLaunchRunsSixteenBitRGBThroughTheLook() throws {
         let (look, gains) = (SharedLUTs.look, SharedLUTs.gains)
         // The launch line of the issue, on small frames (the tests' plugin is a debug build).
-        let plain = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=5", "!",
-                                               "video/x-raw,format=RGBA64_LE,width=160,height=120", "!", "ftlut", "creative-lut=\(look)", "!", "videoconvert", "!", "fakesink"])
+        let plain = try gst(
+            "gst-launch-1.0",
+            [
+                "-q", "videotestsrc", "num-buffers=5", "!",
+                "video/x-raw,format=RGBA64_LE,width=160,height=120", "!", "ftlut", "creative-lut=\(look)", "!",
+                "videoconvert", "!", "fakesink",
+            ])
         XCTAssertEqual(plain.status, 0, plain.stderr)
         // One RGBA64_LE frame through both slots at intensity 0.6, against the reference.
         let raw = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("frame.rgba64").path
         let caps = "video/x-raw,format=RGBA64_LE,width=64,height=48"
-        let launched = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
-                                                  "ftlut", "input-lut=\(gains)", "creative-lut=\(look)", "intensity=0.6",
-                                                  "!", "filesink", "location=\(raw)"])
+        let launched = try gst(
+            "gst-launch-1.0",
+            [
+                "-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
+                "ftlut", "input-lut=\(gains)", "creative-lut=\(look)", "intensity=0.6",
+                "!", "filesink", "location=\(raw)",
+            ])
         XCTAssertEqual(launched.status, 0, launched.stderr)
-        let input = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
-                                               "filesink", "location=\(raw).in"])
+        let input = try gst(
+            "gst-launch-1.0",
+            [
+                "-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
+                "filesink", "location=\(raw).in",
+            ])
         XCTAssertEqual(input.status, 0, input.stderr)
         let output = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: raw)))
         let inputBytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: raw + ".in")))
         XCTAssertEqual(output.count, 64 * 48 * 8)
         XCTAssertEqual(inputBytes.count, output.count)
         XCTAssertNotEqual(output, inputBytes)
-        let reference = try Look(inputLUT: try CubeLUT.load(path: gains), creativeLUT: try CubeLUT.load(path: look),
-                                 intensity: 0.6)
+        let reference = try Look(
+            inputLUT: try CubeLUT.load(path: gains), creativeLUT: try CubeLUT.load(path: look),
+            intensity: 0.6)
         func sample(_ bytes: [UInt8], _ at: Int) -> UInt16 { UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8 }
         var worst = 0
         for at in stride(from: 0, to: min(output.count, inputBytes.count), by: 8) {
@@ -95,12 +130,20 @@ final class PluginTests: XCTestCase {
         let raw = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("frame.i420").path
         // 64×48 I420: rows unpadded (Y 64 bytes, U and V 32), so the file is three compact planes.
         let caps = "video/x-raw,format=I420,width=64,height=48"
-        let launched = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
-                                                  "ftlut", "creative-lut=\(look)", "intensity=0.7", "!", "filesink",
-                                                  "location=\(raw)"])
+        let launched = try gst(
+            "gst-launch-1.0",
+            [
+                "-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
+                "ftlut", "creative-lut=\(look)", "intensity=0.7", "!", "filesink",
+                "location=\(raw)",
+            ])
         XCTAssertEqual(launched.status, 0, launched.stderr)
-        let input = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
-                                               "filesink", "location=\(raw).in"])
+        let input = try gst(
+            "gst-launch-1.0",
+            [
+                "-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
+                "filesink", "location=\(raw).in",
+            ])
         XCTAssertEqual(input.status, 0, input.stderr)
         func frame(_ path: String) throws -> Frame420 {
             let bytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: path)))
@@ -108,27 +151,37 @@ final class PluginTests: XCTestCase {
                 XCTFail("\(path): \(bytes.count) bytes, not one 64×48 I420 frame")
                 throw CocoaError(.coderReadCorrupt)
             }
-            return Frame420(width: 64, height: 48, y: Array(bytes[0..<3072]), u: Array(bytes[3072..<3840]),
-                            v: Array(bytes[3840..<4608]))
+            return Frame420(
+                width: 64, height: 48, y: Array(bytes[0..<3072]), u: Array(bytes[3072..<3840]),
+                v: Array(bytes[3840..<4608]))
         }
         let (output, source) = (try frame(raw), try frame(raw + ".in"))
         XCTAssertNotEqual(output, source)
         let reference = try Look(creativeLUT: try CubeLUT.load(path: look), intensity: 0.7)
         // 48 lines without colorimetry in the caps: GStreamer's default, BT.601 limited range.
-        XCTAssertLessThanOrEqual(output.maxDifference(source.reference(reference, .bt601)), 1,
-                                 "the plugin's I420 samples against the reference")
+        XCTAssertLessThanOrEqual(
+            output.maxDifference(source.reference(reference, .bt601)), 1,
+            "the plugin's I420 samples against the reference")
         // The same look on NV12, the launch line as is.
-        let nv12 = try gst("gst-launch-1.0", ["-q", "videotestsrc", "num-buffers=5", "!",
-                                              "video/x-raw,format=NV12,width=161,height=91", "!", "ftlut",
-                                              "creative-lut=\(look)", "!", "fakesink"])
+        let nv12 = try gst(
+            "gst-launch-1.0",
+            [
+                "-q", "videotestsrc", "num-buffers=5", "!",
+                "video/x-raw,format=NV12,width=161,height=91", "!", "ftlut",
+                "creative-lut=\(look)", "!", "fakesink",
+            ])
         XCTAssertEqual(nv12.status, 0, nv12.stderr)
     }
 
     func testABadLUTFailsTheLaunchWithTheFileAndLine() throws {
         let bad = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("bad.cube")
         try Data("LUT_3D_SIZE 2\n0 0 0\n".utf8).write(to: bad)
-        let result = try gst("gst-launch-1.0", ["videotestsrc", "num-buffers=1", "!", "ftlut", "creative-lut=\(bad.path)",
-                                                "!", "fakesink"])
+        let result = try gst(
+            "gst-launch-1.0",
+            [
+                "videotestsrc", "num-buffers=1", "!", "ftlut", "creative-lut=\(bad.path)",
+                "!", "fakesink",
+            ])
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue((result.stdout + result.stderr).contains("bad.cube:2:"), result.stdout + result.stderr)
     }

@@ -1,7 +1,8 @@
 import FilmtoneTestSupport
 import XCTest
-@testable import FilmtoneGst
+
 @testable import FilmtoneCore
+@testable import FilmtoneGst
 
 final class CacheDirectoryTests: XCTestCase {
     private func entry(_ name: String, _ size: Int64, _ age: TimeInterval) -> CacheEntry {
@@ -35,15 +36,20 @@ final class CacheDirectoryTests: XCTestCase {
 
     func testEvictIgnoresTemporariesAndFolders() throws {
         let folder = try TestEnvironment.temporaryDirectory(self)
-        FileManager.default.createFile(atPath: folder.appendingPathComponent(".x.jpg.ftgst-1-2.part").path,
-                                       contents: Data(count: 5000))
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("sub"),
-                                                withIntermediateDirectories: false)
-        FileManager.default.createFile(atPath: folder.appendingPathComponent("old.jpg").path, contents: Data(count: 3000))
-        FileManager.default.createFile(atPath: folder.appendingPathComponent("new.jpg").path, contents: Data(count: 3000))
+        FileManager.default.createFile(
+            atPath: folder.appendingPathComponent(".x.jpg.ftgst-1-2.part").path,
+            contents: Data(count: 5000))
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("sub"),
+            withIntermediateDirectories: false)
+        FileManager.default.createFile(
+            atPath: folder.appendingPathComponent("old.jpg").path, contents: Data(count: 3000))
+        FileManager.default.createFile(
+            atPath: folder.appendingPathComponent("new.jpg").path, contents: Data(count: 3000))
         XCTAssertEqual(Set(CacheDirectory.entries(in: folder).map(\.name)), ["old.jpg", "new.jpg"])
         CacheDirectory.evict(in: folder, capBytes: 4000, keep: "new.jpg")
-        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: folder.path)),
-                       [".x.jpg.ftgst-1-2.part", "sub", "new.jpg"])
+        XCTAssertEqual(
+            Set(try FileManager.default.contentsOfDirectory(atPath: folder.path)),
+            [".x.jpg.ftgst-1-2.part", "sub", "new.jpg"])
     }
 }

@@ -1,8 +1,9 @@
 import CGst
 import XCTest
-@testable import FilmtoneGst
+
 @testable import FilmtoneCore
 @testable import FilmtoneElements
+@testable import FilmtoneGst
 @testable import GstKit
 
 final class ErrorClassifierTests: XCTestCase {
@@ -12,51 +13,74 @@ final class ErrorClassifierTests: XCTestCase {
 
     func testHTTPSourceErrorsAreRemoteWhateverTheirCode() {
         for code in [GstErrorCode.resourceNotFound, GstErrorCode.resourceNotAuthorized, GstErrorCode.resourceOpenRead] {
-            XCTAssertEqual(ErrorClassifier.code(for: cause("resource", code, factory: "souphttpsrc"), remote: true),
-                           .remoteFetchFailed)
+            XCTAssertEqual(
+                ErrorClassifier.code(for: cause("resource", code, factory: "souphttpsrc"), remote: true),
+                .remoteFetchFailed)
         }
         // Network failures arrive as a generic STREAM/FAILED from the HTTP source.
-        XCTAssertEqual(ErrorClassifier.code(for: cause("stream", GstErrorCode.streamFailed, factory: "souphttpsrc"),
-                                            remote: true), .remoteFetchFailed)
+        XCTAssertEqual(
+            ErrorClassifier.code(
+                for: cause("stream", GstErrorCode.streamFailed, factory: "souphttpsrc"),
+                remote: true), .remoteFetchFailed)
     }
 
     func testMissingPluginIsUnsupportedFormat() {
-        XCTAssertEqual(ErrorClassifier.code(for: cause("core", GstErrorCode.coreMissingPlugin), remote: false),
-                       .unsupportedFormat)
-        XCTAssertEqual(ErrorClassifier.code(for: cause("stream", GstErrorCode.streamCodecNotFound), remote: true),
-                       .unsupportedFormat)
+        XCTAssertEqual(
+            ErrorClassifier.code(for: cause("core", GstErrorCode.coreMissingPlugin), remote: false),
+            .unsupportedFormat)
+        XCTAssertEqual(
+            ErrorClassifier.code(for: cause("stream", GstErrorCode.streamCodecNotFound), remote: true),
+            .unsupportedFormat)
     }
 
     func testResourceErrorsDependOnWhereTheSourceIs() {
-        XCTAssertEqual(ErrorClassifier.code(for: cause("resource", GstErrorCode.resourceNotFound, factory: "filesrc"),
-                                            remote: false), .fileNotFound)
-        XCTAssertEqual(ErrorClassifier.code(for: cause("resource", GstErrorCode.resourceSeek, factory: "qtdemux"),
-                                            remote: true), .remoteFetchFailed)
-        XCTAssertEqual(ErrorClassifier.code(for: cause("resource", GstErrorCode.resourceRead, factory: "filesrc"),
-                                            remote: false), .decodeFailed)
-        XCTAssertEqual(ErrorClassifier.code(for: cause("resource", GstErrorCode.resourceNoSpaceLeft), remote: false),
-                       .writeFailed)
+        XCTAssertEqual(
+            ErrorClassifier.code(
+                for: cause("resource", GstErrorCode.resourceNotFound, factory: "filesrc"),
+                remote: false), .fileNotFound)
+        XCTAssertEqual(
+            ErrorClassifier.code(
+                for: cause("resource", GstErrorCode.resourceSeek, factory: "qtdemux"),
+                remote: true), .remoteFetchFailed)
+        XCTAssertEqual(
+            ErrorClassifier.code(
+                for: cause("resource", GstErrorCode.resourceRead, factory: "filesrc"),
+                remote: false), .decodeFailed)
+        XCTAssertEqual(
+            ErrorClassifier.code(for: cause("resource", GstErrorCode.resourceNoSpaceLeft), remote: false),
+            .writeFailed)
     }
 
     /// ftlut's errors are classified by ftlut alone: a missing file, a file that does not parse (SETTINGS, or
     /// anything else it posts from a resource), a table it cannot allocate (CORE/FAILED).
     func testLUTElementErrorsAreAboutTheLook() {
         let ftlut = LUTFilterElement.factoryName
-        XCTAssertEqual(ErrorClassifier.code(for: cause("resource", GstErrorCode.resourceNotFound, factory: ftlut),
-                                            remote: false), .fileNotFound)
-        XCTAssertEqual(ErrorClassifier.code(for: cause("resource", Int(GST_RESOURCE_ERROR_SETTINGS.rawValue),
-                                                       factory: ftlut), remote: true), .lutInvalid)
-        XCTAssertEqual(ErrorClassifier.code(for: cause("core", Int(GST_CORE_ERROR_FAILED.rawValue), factory: ftlut),
-                                            remote: false), .internalError)
+        XCTAssertEqual(
+            ErrorClassifier.code(
+                for: cause("resource", GstErrorCode.resourceNotFound, factory: ftlut),
+                remote: false), .fileNotFound)
+        XCTAssertEqual(
+            ErrorClassifier.code(
+                for: cause(
+                    "resource", Int(GST_RESOURCE_ERROR_SETTINGS.rawValue),
+                    factory: ftlut), remote: true), .lutInvalid)
+        XCTAssertEqual(
+            ErrorClassifier.code(
+                for: cause("core", Int(GST_CORE_ERROR_FAILED.rawValue), factory: ftlut),
+                remote: false), .internalError)
     }
 
     func testStreamErrorsAreDecodeFailures() {
-        for code in [GstErrorCode.streamDecode, GstErrorCode.streamDemux, GstErrorCode.streamTypeNotFound,
-                     GstErrorCode.streamFormat, GstErrorCode.streamWrongType] {
-            XCTAssertEqual(ErrorClassifier.code(for: cause("stream", code, factory: "qtdemux"), remote: false),
-                           .decodeFailed)
-            XCTAssertEqual(ErrorClassifier.code(for: cause("stream", code, factory: "qtdemux"), remote: true),
-                           .decodeFailed, "corrupt media served over HTTP is still corrupt media")
+        for code in [
+            GstErrorCode.streamDecode, GstErrorCode.streamDemux, GstErrorCode.streamTypeNotFound,
+            GstErrorCode.streamFormat, GstErrorCode.streamWrongType,
+        ] {
+            XCTAssertEqual(
+                ErrorClassifier.code(for: cause("stream", code, factory: "qtdemux"), remote: false),
+                .decodeFailed)
+            XCTAssertEqual(
+                ErrorClassifier.code(for: cause("stream", code, factory: "qtdemux"), remote: true),
+                .decodeFailed, "corrupt media served over HTTP is still corrupt media")
         }
     }
 

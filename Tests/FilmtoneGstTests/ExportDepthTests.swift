@@ -4,6 +4,7 @@
 import FilmtoneTestSupport
 import Foundation
 import XCTest
+
 @testable import FilmtoneGst
 @testable import FilmtoneLooks
 
@@ -20,13 +21,17 @@ final class ExportDepthTests: XCTestCase {
     }
 
     private func export(_ output: String, _ extra: [String]) throws -> [String: Any] {
-        let result = try Run.ftgst(["export", try TestEnvironment.fixture("ramp10.mkv"), "-o",
-                                    work.appendingPathComponent(output).path, "--workspace",
-                                    work.appendingPathComponent("workspace").path, "--progress", "none"] + extra,
-                                   timeout: 120)
+        let result = try Run.ftgst(
+            [
+                "export", try TestEnvironment.fixture("ramp10.mkv"), "-o",
+                work.appendingPathComponent(output).path, "--workspace",
+                work.appendingPathComponent("workspace").path, "--progress", "none",
+            ] + extra,
+            timeout: 120)
         XCTAssertEqual(result.status, 0, result.stderr)
-        let sidecar = try XCTUnwrap(FileManager.default.contents(
-            atPath: work.appendingPathComponent(output).path + ".ftgst.json"))
+        let sidecar = try XCTUnwrap(
+            FileManager.default.contents(
+                atPath: work.appendingPathComponent(output).path + ".ftgst.json"))
         return try XCTUnwrap(JSONSerialization.jsonObject(with: sidecar) as? [String: Any])
     }
 
@@ -34,8 +39,12 @@ final class ExportDepthTests: XCTestCase {
     private func lumaRow(_ path: String, pixelFormat: String) throws -> [Int] {
         let raw = FileManager.default.temporaryDirectory.appendingPathComponent("ftgst-y-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: raw) }
-        let decoded = try Run.tool("ffmpeg", ["-v", "error", "-y", "-i", path, "-frames:v", "1", "-f", "rawvideo",
-                                              "-pix_fmt", pixelFormat, raw.path])
+        let decoded = try Run.tool(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-i", path, "-frames:v", "1", "-f", "rawvideo",
+                "-pix_fmt", pixelFormat, raw.path,
+            ])
         XCTAssertEqual(decoded.status, 0, decoded.stderr)
         let data = try Data(contentsOf: raw)
         let rowBytes = 1024 * 2
@@ -87,8 +96,9 @@ final class ExportDepthTests: XCTestCase {
         let looked = try lumaRow(work.appendingPathComponent("look10.mov").path, pixelFormat: "yuv422p10le")
         // The reference: each grey input through Look.apply in Double, back to limited-range 10-bit luma with
         // BT.601 weights (what GStreamer tags a 1024×32 picture with no colorimetry of its own).
-        let look = try Look(inputLUT: nil, creativeLUT: try CubeLUT.load(path: lut("Colour_Correct.cube")),
-                            intensity: 1, interpolation: .tetrahedral)
+        let look = try Look(
+            inputLUT: nil, creativeLUT: try CubeLUT.load(path: lut("Colour_Correct.cube")),
+            intensity: 1, interpolation: .tetrahedral)
         let expected = ramp.map { code -> Int in
             let grey = min(max(Double(code - 64) / 876, 0), 1)
             let rgb = look.apply(SIMD3(grey, grey, grey))
@@ -103,14 +113,20 @@ final class ExportDepthTests: XCTestCase {
     func testHEVCTenPresetWritesMainTenAndDepthTenNeedsATenBitPreset() throws {
         let sidecar = try export("ramp.mp4", ["--preset", "hevc10-mp4"])
         XCTAssertEqual(sidecar["depth"] as? Int, 10)
-        let probe = try Run.tool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
-                                             "stream=profile,pix_fmt", "-of", "csv=p=0",
-                                             work.appendingPathComponent("ramp.mp4").path])
+        let probe = try Run.tool(
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "v:0", "-show_entries",
+                "stream=profile,pix_fmt", "-of", "csv=p=0",
+                work.appendingPathComponent("ramp.mp4").path,
+            ])
         XCTAssertEqual(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "Main 10,yuv420p10le")
 
-        let refused = try Run.ftgst(["export", try TestEnvironment.fixture("ramp10.mkv"), "-o",
-                                     work.appendingPathComponent("r.mp4").path, "--preset", "h264-mp4",
-                                     "--depth", "10", "--workspace", work.appendingPathComponent("ws").path])
+        let refused = try Run.ftgst([
+            "export", try TestEnvironment.fixture("ramp10.mkv"), "-o",
+            work.appendingPathComponent("r.mp4").path, "--preset", "h264-mp4",
+            "--depth", "10", "--workspace", work.appendingPathComponent("ws").path,
+        ])
         assertFailure(refused, code: "INVALID_ARGUMENT", status: 64)
     }
 
@@ -124,14 +140,18 @@ final class ExportDepthTests: XCTestCase {
         XCTAssertEqual(try ExportPlan.resolveDepth(.auto, sourceDepth: 10, preset: h264), 8)
         XCTAssertEqual(try ExportPlan.resolveDepth(.eight, sourceDepth: 10, preset: prores), 8)
         XCTAssertThrowsError(try ExportPlan.resolveDepth(.ten, sourceDepth: 10, preset: h264))
-        XCTAssertEqual(ExportPlan.workingFormat(look: true, depth: 10, sourceDepth: 10),
-                       ["video/x-raw,format=RGBA64_LE", "!"])
-        XCTAssertEqual(ExportPlan.workingFormat(look: true, depth: 8, sourceDepth: 10),
-                       ["video/x-raw,format=BGRx", "!"])
-        XCTAssertEqual(ExportPlan.workingFormat(look: true, depth: 8, sourceDepth: 8, encoderFormat: "I420"),
-                       ["video/x-raw,format=I420", "!"], "no conversion pass in front of a 4:2:0 encoder")
-        XCTAssertEqual(ExportPlan.workingFormat(look: true, depth: 10, sourceDepth: 10, encoderFormat: "I420_10LE"),
-                       ["video/x-raw,format=RGBA64_LE", "!"])
+        XCTAssertEqual(
+            ExportPlan.workingFormat(look: true, depth: 10, sourceDepth: 10),
+            ["video/x-raw,format=RGBA64_LE", "!"])
+        XCTAssertEqual(
+            ExportPlan.workingFormat(look: true, depth: 8, sourceDepth: 10),
+            ["video/x-raw,format=BGRx", "!"])
+        XCTAssertEqual(
+            ExportPlan.workingFormat(look: true, depth: 8, sourceDepth: 8, encoderFormat: "I420"),
+            ["video/x-raw,format=I420", "!"], "no conversion pass in front of a 4:2:0 encoder")
+        XCTAssertEqual(
+            ExportPlan.workingFormat(look: true, depth: 10, sourceDepth: 10, encoderFormat: "I420_10LE"),
+            ["video/x-raw,format=RGBA64_LE", "!"])
         XCTAssertEqual(ExportPlan.encoderFormat(h264), "I420")
         XCTAssertEqual(ExportPlan.encoderFormat(prores), "I422_10LE")
         XCTAssertEqual(ExportPlan.workingFormat(look: false, depth: 8, sourceDepth: 8), [])

@@ -4,8 +4,9 @@ import FilmtoneTestSupport
 import Foundation
 import Synchronization
 import XCTest
-@testable import FilmtoneGst
+
 @testable import FilmtoneCore
+@testable import FilmtoneGst
 
 final class ExportPlanTests: XCTestCase {
     private func preset(_ body: String) throws -> ExportPreset {
@@ -25,15 +26,19 @@ final class ExportPlanTests: XCTestCase {
     private func inputs(look: LookSettings? = nil, audio: AudioMode = .auto, codec: String? = "aac")
         -> ExportPlan.Inputs
     {
-        ExportPlan.Inputs(source: .local(path: "/media/in put.mp4"), headers: [], isJPEG: false, displayWidth: 641,
-                          displayHeight: 361, maxWidth: 16384, maxHeight: 16384, look: look, audio: audio,
-                          sourceAudioCodec: codec, output: "/out/o.mp4")
+        ExportPlan.Inputs(
+            source: .local(path: "/media/in put.mp4"), headers: [], isJPEG: false, displayWidth: 641,
+            displayHeight: 361, maxWidth: 16384, maxHeight: 16384, look: look, audio: audio,
+            sourceAudioCodec: codec, output: "/out/o.mp4")
     }
 
     func testEveryShippedPresetParses() throws {
         let presets = try ExportPresets.all()
-        XCTAssertEqual(Set(presets.map(\.name)).isSuperset(of: ["h264-mp4", "hevc-mp4", "prores-mov", "ffv1-mkv",
-                                                              "jpeg", "png"]), true)
+        XCTAssertEqual(
+            Set(presets.map(\.name)).isSuperset(of: [
+                "h264-mp4", "hevc-mp4", "prores-mov", "ffv1-mkv",
+                "jpeg", "png",
+            ]), true)
         XCTAssertEqual(presets.first { $0.name == "prores-mov" }?.depth, 10)
         XCTAssertEqual(ExportPresets.choose(for: "a.MOV", isImage: false, among: presets)?.name, "prores-mov")
         XCTAssertNil(ExportPresets.choose(for: "a.webm", isImage: false, among: presets), "no guessing")
@@ -59,15 +64,17 @@ final class ExportPlanTests: XCTestCase {
         XCTAssertFalse(zip(plan.words, plan.words.dropFirst()).contains { $0 == "!" && $1 == "!" })
         XCTAssertFalse(plan.words.contains("ftlut"))
         XCTAssertEqual(plan.audio, .copy)
-        XCTAssertTrue(plan.words.contains("caps=video/x-raw,width=640,height=360,pixel-aspect-ratio=1/1"),
-                      "641×361 rounded down to even for 4:2:0")
+        XCTAssertTrue(
+            plan.words.contains("caps=video/x-raw,width=640,height=360,pixel-aspect-ratio=1/1"),
+            "641×361 rounded down to even for 4:2:0")
         XCTAssertEqual(plan.words.suffix(2), ["filesink", "location=/out/o.mp4"])
 
         let look = LookSettings(inputLUT: nil, creativeLUT: "/l/c.cube", intensity: 0.5, interpolation: .trilinear)
         let looked = try ExportPlan.make(preset: try preset(minimal), inputs(look: look))
         let index = try XCTUnwrap(looked.words.firstIndex(of: "ftlut"))
-        XCTAssertEqual(Array(looked.words[index...].prefix(6)),
-                       ["ftlut", "name=look", "creative-lut=/l/c.cube", "intensity=0.5", "interpolation=trilinear", "!"])
+        XCTAssertEqual(
+            Array(looked.words[index...].prefix(6)),
+            ["ftlut", "name=look", "creative-lut=/l/c.cube", "intensity=0.5", "interpolation=trilinear", "!"])
     }
 
     func testAudioModesResolve() throws {
@@ -85,14 +92,22 @@ final class ExportPlanTests: XCTestCase {
     }
 
     func testOutputSizeIsFittedNeverUpscaledAndEvenWhenAsked() {
-        XCTAssertTrue(ExportPlan.outputSize(displayWidth: 1920, displayHeight: 1080, maxWidth: 1280, maxHeight: 1280,
-                                            even: true) == (1280, 720))
-        XCTAssertTrue(ExportPlan.outputSize(displayWidth: 320, displayHeight: 240, maxWidth: 4000, maxHeight: 4000,
-                                            even: true) == (320, 240))
-        XCTAssertTrue(ExportPlan.outputSize(displayWidth: 321, displayHeight: 241, maxWidth: 4000, maxHeight: 4000,
-                                            even: false) == (321, 241))
-        XCTAssertTrue(ExportPlan.outputSize(displayWidth: 1000, displayHeight: 3, maxWidth: 100, maxHeight: 100,
-                                            even: true) == (100, 2), "never below 2 for 4:2:0")
+        XCTAssertTrue(
+            ExportPlan.outputSize(
+                displayWidth: 1920, displayHeight: 1080, maxWidth: 1280, maxHeight: 1280,
+                even: true) == (1280, 720))
+        XCTAssertTrue(
+            ExportPlan.outputSize(
+                displayWidth: 320, displayHeight: 240, maxWidth: 4000, maxHeight: 4000,
+                even: true) == (320, 240))
+        XCTAssertTrue(
+            ExportPlan.outputSize(
+                displayWidth: 321, displayHeight: 241, maxWidth: 4000, maxHeight: 4000,
+                even: false) == (321, 241))
+        XCTAssertTrue(
+            ExportPlan.outputSize(
+                displayWidth: 1000, displayHeight: 3, maxWidth: 100, maxHeight: 100,
+                even: true) == (100, 2), "never below 2 for 4:2:0")
     }
 
     func testShellQuotingSurvivesBash() throws {
@@ -114,11 +129,13 @@ final class ExportPlanTests: XCTestCase {
 /// The decisions an export makes from its request, the source's probe and the presets: no media, no GStreamer,
 /// probe reports written by hand.
 final class ExportDecisionTests: XCTestCase {
-    private func preset(_ name: String, sources: String = "video", extensions: String, trims: Bool = true,
-                        depth: Int = 8) throws -> ExportPreset
-    {
+    private func preset(
+        _ name: String, sources: String = "video", extensions: String, trims: Bool = true,
+        depth: Int = 8
+    ) throws -> ExportPreset {
         let trim = trims ? "{trim} " : ""
-        return try ExportPreset.parse("""
+        return try ExportPreset.parse(
+            """
             extensions: \(extensions)
             sources: \(sources)
             even-size: yes
@@ -130,30 +147,37 @@ final class ExportDecisionTests: XCTestCase {
     }
 
     private func presets() throws -> [ExportPreset] {
-        [try preset("vid", extensions: "mp4"), try preset("notrim", extensions: "mov", trims: false),
-         try preset("deep", extensions: "mkv", depth: 10), try preset("img", sources: "image", extensions: "png jpg")]
+        [
+            try preset("vid", extensions: "mp4"), try preset("notrim", extensions: "mov", trims: false),
+            try preset("deep", extensions: "mkv", depth: 10),
+            try preset("img", sources: "image", extensions: "png jpg"),
+        ]
     }
 
-    private func video(codec: String = "h264", display: (Int, Int) = (1920, 1080), rate: String? = "30/1",
-                       frames: Int64? = 90, bitDepth: Int? = 8) -> VideoStreamReport
-    {
-        VideoStreamReport(codec: codec, profile: nil, width: display.0, height: display.1, displayWidth: display.0,
-                          displayHeight: display.1, rotation: 0, pixelAspectRatio: "1/1", frameRate: rate,
-                          frameCount: frames, bitDepth: bitDepth, chromaFormat: "4:2:0", colorimetry: nil, hdr: .none)
+    private func video(
+        codec: String = "h264", display: (Int, Int) = (1920, 1080), rate: String? = "30/1",
+        frames: Int64? = 90, bitDepth: Int? = 8
+    ) -> VideoStreamReport {
+        VideoStreamReport(
+            codec: codec, profile: nil, width: display.0, height: display.1, displayWidth: display.0,
+            displayHeight: display.1, rotation: 0, pixelAspectRatio: "1/1", frameRate: rate,
+            frameCount: frames, bitDepth: bitDepth, chromaFormat: "4:2:0", colorimetry: nil, hdr: .none)
     }
 
     private func clip(duration: Int64? = 3000, video: VideoStreamReport? = nil, audio: String? = "aac")
         -> ProbeReport
     {
-        ProbeReport(container: "mp4", isImage: false, durationMilliseconds: duration, video: video ?? self.video(),
-                    audio: audio.map { AudioStreamReport(codec: $0, channels: 2, sampleRate: 48000) },
-                    inputTransform: nil)
+        ProbeReport(
+            container: "mp4", isImage: false, durationMilliseconds: duration, video: video ?? self.video(),
+            audio: audio.map { AudioStreamReport(codec: $0, channels: 2, sampleRate: 48000) },
+            inputTransform: nil)
     }
 
     private func photo(codec: String = "jpeg") -> ProbeReport {
-        ProbeReport(container: codec, isImage: true, durationMilliseconds: nil,
-                    video: video(codec: codec, display: (240, 320), rate: nil, frames: 1), audio: nil,
-                    inputTransform: nil)
+        ProbeReport(
+            container: codec, isImage: true, durationMilliseconds: nil,
+            video: video(codec: codec, display: (240, 320), rate: nil, frames: 1), audio: nil,
+            inputTransform: nil)
     }
 
     private func request(_ output: String, _ configure: (inout ExportOptions) -> Void = { _ in }) throws
@@ -165,9 +189,10 @@ final class ExportDecisionTests: XCTestCase {
         return try ExportRequest(options, environment: [:])
     }
 
-    private func assertRefused(_ code: FilmtoneError.Code, _ text: String, file: StaticString = #filePath,
-                               line: UInt = #line, _ body: () throws -> Any)
-    {
+    private func assertRefused(
+        _ code: FilmtoneError.Code, _ text: String, file: StaticString = #filePath,
+        line: UInt = #line, _ body: () throws -> Any
+    ) {
         XCTAssertThrowsError(try body(), file: file, line: line) { error in
             XCTAssertEqual((error as? FilmtoneError)?.code, code, "\(error)", file: file, line: line)
             XCTAssertTrue((error as? FilmtoneError)?.message.contains(text) == true, "\(error)", file: file, line: line)
@@ -178,16 +203,20 @@ final class ExportDecisionTests: XCTestCase {
         throws -> ExportPlan
     {
         let request = try request(output, configure)
-        return try ExportPlan.make(request, source: source,
-                                   preset: try ExportPlan.preset(for: request, source: source, among: try presets()))
+        return try ExportPlan.make(
+            request, source: source,
+            preset: try ExportPlan.preset(for: request, source: source, among: try presets()))
     }
 
     func testPresetIsTheNamedOneElseChosenByExtensionAndSourceKind() throws {
         let all = try presets()
         XCTAssertEqual(try ExportPlan.preset(for: try request("a.MP4"), source: clip(), among: all).name, "vid")
         XCTAssertEqual(try ExportPlan.preset(for: try request("a.jpg"), source: photo(), among: all).name, "img")
-        XCTAssertEqual(try ExportPlan.preset(for: try request("a.webm") { $0.preset = "notrim" }, source: clip(),
-                                             among: all).name, "notrim", "a named preset writes any extension")
+        XCTAssertEqual(
+            try ExportPlan.preset(
+                for: try request("a.webm") { $0.preset = "notrim" }, source: clip(),
+                among: all
+            ).name, "notrim", "a named preset writes any extension")
         assertRefused(.invalidArgument, "no preset writes '.webm' for this video (.mp4, .mov, .mkv); name one") {
             try ExportPlan.preset(for: try self.request("a.webm"), source: self.clip(), among: all)
         }
@@ -201,18 +230,21 @@ final class ExportDecisionTests: XCTestCase {
             try ExportPlan.preset(for: try self.request("a.png") { $0.preset = "img" }, source: self.clip(), among: all)
         }
         assertRefused(.invalidArgument, "preset vid takes video sources; this source is a photo") {
-            try ExportPlan.preset(for: try self.request("a.mp4") { $0.preset = "vid" }, source: self.photo(), among: all)
+            try ExportPlan.preset(
+                for: try self.request("a.mp4") { $0.preset = "vid" }, source: self.photo(), among: all)
         }
         assertRefused(.invalidArgument, "unknown preset 'nope' (known: vid, notrim, deep, img)") {
-            try ExportPlan.preset(for: try self.request("a.mp4") { $0.preset = "nope" }, source: self.clip(), among: all)
+            try ExportPlan.preset(
+                for: try self.request("a.mp4") { $0.preset = "nope" }, source: self.clip(), among: all)
         }
     }
 
     func testASourceWithoutPictureIsRefusedBeforeThePresetsAreRead() throws {
         struct Unreadable: Error {}
-        let audioOnly = ProbeReport(container: "mp4", isImage: false, durationMilliseconds: 1000, video: nil,
-                                    audio: AudioStreamReport(codec: "aac", channels: 2, sampleRate: 48000),
-                                    inputTransform: nil)
+        let audioOnly = ProbeReport(
+            container: "mp4", isImage: false, durationMilliseconds: 1000, video: nil,
+            audio: AudioStreamReport(codec: "aac", channels: 2, sampleRate: 48000),
+            inputTransform: nil)
         func unreadable() throws -> [ExportPreset] { throw Unreadable() }
         assertRefused(.unsupportedFormat, "no video or picture") {
             try ExportPlan.preset(for: try self.request("a.mp4"), source: audioOnly, among: try unreadable())
@@ -225,14 +257,18 @@ final class ExportDecisionTests: XCTestCase {
     func testCutIsNormalisedAndRefusedWhereItCannotBe() throws {
         let vid = try presets()[0]
         let notrim = try presets()[1]
-        XCTAssertEqual(try ExportPlan.keptRange(start: 0, end: nil, source: clip(), preset: notrim), ExportPlan.Trim(),
-                       "a start of 0 is no cut")
-        XCTAssertEqual(try ExportPlan.keptRange(start: 0, end: 3000, source: clip(), preset: notrim),
-                       ExportPlan.Trim(), "an end at the duration is no cut")
-        XCTAssertEqual(try ExportPlan.keptRange(start: 500, end: 9000, source: clip(), preset: vid),
-                       ExportPlan.Trim(start: 500, end: nil))
-        XCTAssertEqual(try ExportPlan.keptRange(start: 5000, end: nil, source: clip(duration: nil), preset: vid),
-                       ExportPlan.Trim(start: 5000, end: nil), "an unknown duration cannot refuse a start")
+        XCTAssertEqual(
+            try ExportPlan.keptRange(start: 0, end: nil, source: clip(), preset: notrim), ExportPlan.Trim(),
+            "a start of 0 is no cut")
+        XCTAssertEqual(
+            try ExportPlan.keptRange(start: 0, end: 3000, source: clip(), preset: notrim),
+            ExportPlan.Trim(), "an end at the duration is no cut")
+        XCTAssertEqual(
+            try ExportPlan.keptRange(start: 500, end: 9000, source: clip(), preset: vid),
+            ExportPlan.Trim(start: 500, end: nil))
+        XCTAssertEqual(
+            try ExportPlan.keptRange(start: 5000, end: nil, source: clip(duration: nil), preset: vid),
+            ExportPlan.Trim(start: 5000, end: nil), "an unknown duration cannot refuse a start")
         assertRefused(.invalidArgument, "--start-ms 3000 is at or beyond the end (3000 ms)") {
             try ExportPlan.keptRange(start: 3000, end: nil, source: self.clip(), preset: vid)
         }
@@ -249,16 +285,18 @@ final class ExportDecisionTests: XCTestCase {
         }
         XCTAssertEqual(cut.inputs.trim, ExportPlan.Trim(start: 1000, end: 2000))
         let index = try XCTUnwrap(cut.words.firstIndex(of: "fttrim"))
-        XCTAssertEqual(Array(cut.words[index...].prefix(4)),
-                       ["fttrim", "name=trim", "start=1000000000", "stop=2000000000"])
+        XCTAssertEqual(
+            Array(cut.words[index...].prefix(4)),
+            ["fttrim", "name=trim", "start=1000000000", "stop=2000000000"])
         XCTAssertTrue(cut.words.contains("name=audiotrim"), "the audio is cut the same")
         XCTAssertFalse(try plan("a.mp4", clip()) { $0.startMilliseconds = 0 }.words.contains("fttrim"))
     }
 
     func testFrameTotalIsTheProbesCountOrTheFramesOnScreenInTheCut() {
         XCTAssertEqual(ExportPlan.totalFrames(clip(), start: nil, end: nil), 90, "the probe's count")
-        XCTAssertEqual(ExportPlan.totalFrames(clip(video: video(frames: nil)), start: nil, end: nil), 90,
-                       "duration × rate")
+        XCTAssertEqual(
+            ExportPlan.totalFrames(clip(video: video(frames: nil)), start: nil, end: nil), 90,
+            "duration × rate")
         XCTAssertEqual(ExportPlan.totalFrames(clip(), start: 1000, end: 2000), 30)
         XCTAssertEqual(ExportPlan.totalFrames(clip(), start: 1010, end: 2000), 30, "the frame on screen at 1010 ms too")
         XCTAssertEqual(ExportPlan.totalFrames(clip(), start: 1000, end: 2010), 31)
@@ -280,8 +318,9 @@ final class ExportDecisionTests: XCTestCase {
     func testPlanTakesSizeDepthAudioAndJPEGParsingFromTheProbe() throws {
         let jpeg = try plan("p.png", photo())
         XCTAssertEqual(Array(jpeg.words.prefix(5)), ["filesrc", "location=/media/in.mp4", "!", "jpegparse", "!"])
-        XCTAssertTrue(jpeg.words.contains("caps=video/x-raw,width=240,height=320,pixel-aspect-ratio=1/1"),
-                      "the probe's upright display size")
+        XCTAssertTrue(
+            jpeg.words.contains("caps=video/x-raw,width=240,height=320,pixel-aspect-ratio=1/1"),
+            "the probe's upright display size")
         XCTAssertEqual(jpeg.totalFrames, 1)
         XCTAssertFalse(try plan("p.png", photo(codec: "png")).words.contains("jpegparse"))
 
@@ -324,8 +363,11 @@ final class ExportAPITests: XCTestCase {
     func testRunExportReportsProgressAndCancelExportStopsIt() async throws {
         let work = try TestEnvironment.temporaryDirectory(self)
         let collected = ProgressLog()
-        let result = try await runExport(options(work, source: try TestEnvironment.fixture("clip.mp4"),
-                                                 output: "a.mp4")) { collected.add($0) }
+        let result = try await runExport(
+            options(
+                work, source: try TestEnvironment.fixture("clip.mp4"),
+                output: "a.mp4")
+        ) { collected.add($0) }
         XCTAssertEqual(result.frames, 90)
         XCTAssertEqual(collected.events.last?.progress, 1)
         XCTAssertEqual(collected.events.map(\.progress), collected.events.map(\.progress).sorted())
@@ -352,8 +394,11 @@ final class ExportAPITests: XCTestCase {
         let work = try TestEnvironment.temporaryDirectory(self)
         var last: ExportEvent? = nil
         var count = 0
-        for try await event in exportEvents(options(work, source: try TestEnvironment.fixture("clip.mp4"),
-                                                    output: "s.mp4")) {
+        for try await event in exportEvents(
+            options(
+                work, source: try TestEnvironment.fixture("clip.mp4"),
+                output: "s.mp4"))
+        {
             last = event
             count += 1
         }
@@ -391,9 +436,10 @@ final class ExportSideBySideTests: XCTestCase {
         }
     }
 
-    private func assertCancelled(_ task: Task<ExportResult, Error>, reason: CancelReason, workspace: String?,
-                                 file: StaticString = #filePath, line: UInt = #line) async throws
-    {
+    private func assertCancelled(
+        _ task: Task<ExportResult, Error>, reason: CancelReason, workspace: String?,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         do {
             _ = try await task.value
             XCTFail("the slow export should have been stopped", file: file, line: line)
@@ -414,13 +460,15 @@ final class ExportSideBySideTests: XCTestCase {
     private func assertStoppingTheSlowOneLeavesTheQuickOne(
         reason: CancelReason, slow adjust: (inout ExportOptions) -> Void = { _ in },
         stop: (_ slow: Task<ExportResult, Error>, _ slowWorkspace: URL) async throws -> Void,
-        file: StaticString = #filePath, line: UInt = #line) async throws
-    {
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         let work = try TestEnvironment.temporaryDirectory(self)
         var slow = try options(work, "long.mp4", output: "slow.mp4", workspace: "slow-workspace")
         adjust(&slow)
         let quick = try options(work, "clip.mp4", output: "quick.mp4", workspace: "quick-workspace")
-        let slowHeld = Gate(), releaseSlow = Gate(), quickRendering = Gate()
+        let slowHeld = Gate()
+        let releaseSlow = Gate()
+        let quickRendering = Gate()
         let waits = WaitLog()
         defer { for gate in [slowHeld, releaseSlow, quickRendering] { gate.open() } }
 
@@ -472,7 +520,8 @@ final class ExportSideBySideTests: XCTestCase {
         let work = try TestEnvironment.temporaryDirectory(self)
         let slow = try options(work, "long.mp4", output: "slow.mp4", workspace: "slow-workspace")
         let quick = try options(work, "clip.mp4", output: "quick.mp4", workspace: "quick-workspace")
-        let slowHeld = Gate(), releaseSlow = Gate()
+        let slowHeld = Gate()
+        let releaseSlow = Gate()
         let waits = WaitLog()
         defer { for gate in [slowHeld, releaseSlow] { gate.open() } }
         XCTAssertFalse(cancelExport(reason: .api), "nothing runs yet")
@@ -511,7 +560,9 @@ final class ExportCancelTests: XCTestCase {
     func testCancelAllReachesEveryRunningExportAndSaysWhetherOneRan() {
         let running = RunningExports()
         XCTAssertFalse(running.cancelAll(.api), "none is running")
-        let finished = ExportCancelToken(), other = ExportCancelToken(), third = ExportCancelToken()
+        let finished = ExportCancelToken()
+        let other = ExportCancelToken()
+        let third = ExportCancelToken()
         running.register(finished)
         running.register(other)
         running.register(third)
@@ -527,7 +578,8 @@ final class ExportCancelTests: XCTestCase {
 
     func testASignalStopsEveryRunningExportOrTheNextAndTheSecondOfItsKindMeansExit() {
         let running = RunningExports()
-        let one = ExportCancelToken(), two = ExportCancelToken()
+        let one = ExportCancelToken()
+        let two = ExportCancelToken()
         running.register(one)
         running.register(two)
         XCTAssertFalse(running.signal(.terminated))
@@ -593,6 +645,14 @@ private final class WaitLog: Sendable {
 private final class ProgressLog: @unchecked Sendable {
     private let lock = NSLock()
     private var list: [ExportProgress] = []
-    func add(_ event: ExportProgress) { lock.lock(); list.append(event); lock.unlock() }
-    var events: [ExportProgress] { lock.lock(); defer { lock.unlock() }; return list }
+    func add(_ event: ExportProgress) {
+        lock.lock()
+        list.append(event)
+        lock.unlock()
+    }
+    var events: [ExportProgress] {
+        lock.lock()
+        defer { lock.unlock() }
+        return list
+    }
 }

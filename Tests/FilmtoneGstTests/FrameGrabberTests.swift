@@ -1,7 +1,8 @@
 import FilmtoneTestSupport
 import XCTest
-@testable import FilmtoneGst
+
 @testable import FilmtoneCore
+@testable import FilmtoneGst
 
 /// The driver in-process, on generated media.
 final class FrameGrabberTests: XCTestCase {
@@ -29,8 +30,9 @@ final class FrameGrabberTests: XCTestCase {
 
     func testNothingIsSkippedWithoutASeek() throws {
         XCTAssertEqual(try grab("bframes.mp4", ms: 0).skippedPictures, 0)
-        XCTAssertEqual(try grab("bframes.mp4", ms: 2500, tolerance: 3000).skippedPictures, 0,
-                       "the first frame is within tolerance: no seek, nothing decoded forward")
+        XCTAssertEqual(
+            try grab("bframes.mp4", ms: 2500, tolerance: 3000).skippedPictures, 0,
+            "the first frame is within tolerance: no seek, nothing decoded forward")
     }
 
     func testAsyncLibraryAPI() async throws {
@@ -94,8 +96,9 @@ final class FrameGrabberTests: XCTestCase {
 
     func testCancellingTheTaskStopsAStalledFetchPromptly() async throws {
         let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"),
-                                         toPath: root.appendingPathComponent("clip.mp4").path)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
         let server = try HTTPTestServer(root: root)
         defer { server.stop() }
         var options = ThumbnailOptions(source: server.url("/stall/clip.mp4"))

@@ -1,7 +1,8 @@
 import FilmtoneTestSupport
 import XCTest
-@testable import FilmtoneGst
+
 @testable import FilmtoneCore
+@testable import FilmtoneGst
 @testable import ImageCodecs
 
 final class ImageTests: XCTestCase {
@@ -43,8 +44,9 @@ final class ImageTests: XCTestCase {
         XCTAssertEqual(decoded.height, 48)
         let reference = DecodedImage(width: 64, height: 48, rgb: image.pixels)
         XCTAssertLessThan(decoded.meanDifference(reference), 3)
-        XCTAssertLessThan(try decode(high, ext: "jpg").meanDifference(reference),
-                          try decode(low, ext: "jpg").meanDifference(reference))
+        XCTAssertLessThan(
+            try decode(high, ext: "jpg").meanDifference(reference),
+            try decode(low, ext: "jpg").meanDifference(reference))
     }
 
     func testQualityMapsToLibjpegScale() {
@@ -57,8 +59,9 @@ final class ImageTests: XCTestCase {
     func testOddSizesEncode() throws {
         let image = sample(width: 33, height: 17)
         XCTAssertEqual(try decode(try ImageEncoder.encode(image, format: .jpeg, quality: 0.9), ext: "jpg").width, 33)
-        XCTAssertEqual(try decode(try ImageEncoder.encode(image, format: .png, quality: 0.9), ext: "png").rgb,
-                       image.pixels)
+        XCTAssertEqual(
+            try decode(try ImageEncoder.encode(image, format: .png, quality: 0.9), ext: "png").rgb,
+            image.pixels)
     }
 
     func testStampRoundTripsInBothFormats() throws {
@@ -66,8 +69,9 @@ final class ImageTests: XCTestCase {
             let encoded = try ImageEncoder.encode(sample(), format: format, quality: 0.8)
             XCTAssertNil(ImageStamp.read(encoded), "an unstamped file is not a cache entry")
             let stamped = ImageStamp.insert(timeMilliseconds: 1234, into: encoded, format: format)
-            XCTAssertEqual(ImageStamp.read(stamped),
-                           ImageStamp(format: format, width: 64, height: 48, timeMilliseconds: 1234))
+            XCTAssertEqual(
+                ImageStamp.read(stamped),
+                ImageStamp(format: format, width: 64, height: 48, timeMilliseconds: 1234))
             // Still a valid image for an independent decoder.
             XCTAssertEqual(try decode(stamped, ext: format.fileExtension).width, 64)
             // Truncated: not trusted.
@@ -88,7 +92,9 @@ final class ImageTests: XCTestCase {
     }
 
     func testJSONKeepsOrderAndEscapes() {
-        let value = JSONValue.object([("b", .int(1)), ("a", .string("x\"\n\u{1}")), ("c", .array([.bool(true), .null]))])
+        let value = JSONValue.object([
+            ("b", .int(1)), ("a", .string("x\"\n\u{1}")), ("c", .array([.bool(true), .null])),
+        ])
         XCTAssertEqual(value.serialized, #"{"b":1,"a":"x\"\n\u0001","c":[true,null]}"#)
     }
 }

@@ -1,9 +1,10 @@
-import FilmtoneTestSupport
 import CGst
+import FilmtoneTestSupport
 import XCTest
+
 @testable import FilmtoneCore
-@testable import FilmtoneGst
 @testable import FilmtoneElements
+@testable import FilmtoneGst
 @testable import FilmtoneLooks
 @testable import GstKit
 
@@ -27,7 +28,8 @@ final class LUTFilterElementTests: XCTestCase {
         case .packed16(let layout): bytesPerPixel = layout.bytesPerPixel
         case .yuv420, nil: throw FilmtoneError(.internalError, "not a packed ftlut format: \(format)")
         }
-        let description = "videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=\(format),width=\(width),"
+        let description =
+            "videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=\(format),width=\(width),"
             + "height=\(height) ! \(filter.map { "\($0) ! " } ?? "")appsink name=sink sync=false"
         let pipeline = try Pipeline(launch: description)
         defer { pipeline.stop() }
@@ -37,34 +39,43 @@ final class LUTFilterElementTests: XCTestCase {
         case .error(let cause): throw ErrorClassifier.classify(cause, remote: false)
         default: throw FilmtoneError(.internalError, "no preroll")
         }
-        let sample = try XCTUnwrap(AppSink(element: try pipeline.element(named: "sink")).pullPreroll(timeout: .milliseconds(5000)))
+        let sample = try XCTUnwrap(
+            AppSink(element: try pipeline.element(named: "sink")).pullPreroll(timeout: .milliseconds(5000)))
         return try sample.withMappedFrame { view in
             var bytes: [UInt8] = []
-            for y in 0..<view.height { bytes += UnsafeBufferPointer(start: view.row(y), count: view.width * bytesPerPixel) }
+            for y in 0..<view.height {
+                bytes += UnsafeBufferPointer(start: view.row(y), count: view.width * bytesPerPixel)
+            }
             return bytes
         }
     }
 
     func testEveryFormatMatchesTheReferenceWithinOneCode() throws {
-        let look = try Look(inputLUT: nil, creativeLUT: try CubeLUT.load(path: Self.look), intensity: 1,
-                            interpolation: .tetrahedral)
+        let look = try Look(
+            inputLUT: nil, creativeLUT: try CubeLUT.load(path: Self.look), intensity: 1,
+            interpolation: .tetrahedral)
         for (format, layout) in LUTFilterElement.formats {
             let input = try frame(format: format, filter: nil)
             let output = try frame(format: format, filter: "ftlut creative-lut=\(Self.look)")
             XCTAssertNotEqual(input, output, "\(format): the look must change the picture")
-            XCTAssertLessThanOrEqual(maxByteDifference(output, look.referenceApply(toPacked: input, layout: layout)), 1, format)
+            XCTAssertLessThanOrEqual(
+                maxByteDifference(output, look.referenceApply(toPacked: input, layout: layout)), 1, format)
         }
     }
 
     func testTwoSlotsIntensityAndInterpolation() throws {
         let input = try frame(format: "RGBx", filter: nil)
         for (intensity, interpolation) in [(0.5, Interpolation.trilinear), (0.25, .nearest), (1, .tetrahedral)] {
-            let look = try Look(inputLUT: try CubeLUT.load(path: Self.gains), creativeLUT: try CubeLUT.load(path: Self.look),
-                                intensity: intensity, interpolation: interpolation)
-            let output = try frame(format: "RGBx", filter: "ftlut input-lut=\(Self.gains) creative-lut=\(Self.look) "
-                + "intensity=\(intensity) interpolation=\(interpolation.rawValue)")
-            XCTAssertLessThanOrEqual(maxByteDifference(output, look.referenceApply(toPacked: input, layout: .rgbx)), 1,
-                                     "\(intensity) \(interpolation)")
+            let look = try Look(
+                inputLUT: try CubeLUT.load(path: Self.gains), creativeLUT: try CubeLUT.load(path: Self.look),
+                intensity: intensity, interpolation: interpolation)
+            let output = try frame(
+                format: "RGBx",
+                filter: "ftlut input-lut=\(Self.gains) creative-lut=\(Self.look) "
+                    + "intensity=\(intensity) interpolation=\(interpolation.rawValue)")
+            XCTAssertLessThanOrEqual(
+                maxByteDifference(output, look.referenceApply(toPacked: input, layout: .rgbx)), 1,
+                "\(intensity) \(interpolation)")
         }
     }
 
@@ -76,8 +87,9 @@ final class LUTFilterElementTests: XCTestCase {
 
     func testPaddedRowsAreWalkedByStride() throws {
         // 33 RGB pixels = 99 bytes a row, padded to 100 by GStreamer: a kernel that ignores the stride shears.
-        let look = try Look(inputLUT: nil, creativeLUT: try CubeLUT.load(path: Self.look), intensity: 1,
-                            interpolation: .tetrahedral)
+        let look = try Look(
+            inputLUT: nil, creativeLUT: try CubeLUT.load(path: Self.look), intensity: 1,
+            interpolation: .tetrahedral)
         let input = try frame(format: "RGB", filter: nil, width: 33, height: 7)
         let output = try frame(format: "RGB", filter: "ftlut creative-lut=\(Self.look)", width: 33, height: 7)
         XCTAssertLessThanOrEqual(maxByteDifference(output, look.referenceApply(toPacked: input, layout: .rgb)), 1)
@@ -131,8 +143,9 @@ final class LUTFilterElementTests: XCTestCase {
         throws -> (bytes: [UInt8], stride: Int)
     {
         let caps = "video/x-raw,format=\(format),width=\(width),height=\(height),framerate=0/1"
-        let pipeline = try Pipeline(launch: "appsrc name=src format=time caps=\(caps) ! "
-            + "\(filter.map { "\($0) ! " } ?? "")appsink name=sink sync=false")
+        let pipeline = try Pipeline(
+            launch: "appsrc name=src format=time caps=\(caps) ! "
+                + "\(filter.map { "\($0) ! " } ?? "")appsink name=sink sync=false")
         defer { pipeline.stop() }
         pipeline.pause()
         let source = try pipeline.element(named: "src")
@@ -141,9 +154,10 @@ final class LUTFilterElementTests: XCTestCase {
         var offsets = [gsize](repeating: 0, count: Int(GST_VIDEO_MAX_PLANES))
         var strides = [gint](repeating: 0, count: Int(GST_VIDEO_MAX_PLANES))
         strides[0] = gint(stride)
-        XCTAssertNotNil(gst_buffer_add_video_meta_full(
-            buffer, GST_VIDEO_FRAME_FLAG_NONE, gst_video_format_from_string(format), guint(width), guint(height), 1,
-            &offsets, &strides))
+        XCTAssertNotNil(
+            gst_buffer_add_video_meta_full(
+                buffer, GST_VIDEO_FRAME_FLAG_NONE, gst_video_format_from_string(format), guint(width), guint(height), 1,
+                &offsets, &strides))
         buffer.pointee.pts = 0
         // push_buffer takes the buffer (transfer full).
         XCTAssertEqual(gst_app_src_push_buffer(GLib.cast(source.pointer, to: GstAppSrc.self), buffer), GST_FLOW_OK)
@@ -177,9 +191,12 @@ final class LUTFilterElementTests: XCTestCase {
             for x in 0..<width {
                 let index = y * width + x
                 let grey = widened10(index * 7 % 1024)
-                let pixel = index % 3 == 0 ? SIMD3(repeating: grey)
-                    : SIMD3(UInt16.random(in: 0...65535, using: &random), UInt16.random(in: 0...65535, using: &random),
-                            UInt16.random(in: 0...65535, using: &random))
+                let pixel =
+                    index % 3 == 0
+                    ? SIMD3(repeating: grey)
+                    : SIMD3(
+                        UInt16.random(in: 0...65535, using: &random), UInt16.random(in: 0...65535, using: &random),
+                        UInt16.random(in: 0...65535, using: &random))
                 pixels.append(pixel)
                 let alpha = UInt16.random(in: 0...65535, using: &random)
                 var samples = [alpha, alpha, alpha, alpha]
@@ -194,8 +211,10 @@ final class LUTFilterElementTests: XCTestCase {
     }
 
     /// The reference applied to a 16-bit frame: R, G, B replaced by the reference's, everything else kept.
-    private func expected16(_ bytes: [UInt8], _ pixels: [SIMD3<UInt16>], look: Look, width: Int, stride: Int,
-                            layout: PackedRGB16Layout) -> [UInt8] {
+    private func expected16(
+        _ bytes: [UInt8], _ pixels: [SIMD3<UInt16>], look: Look, width: Int, stride: Int,
+        layout: PackedRGB16Layout
+    ) -> [UInt8] {
         var out = bytes
         for (index, pixel) in pixels.enumerated() {
             let result = look.reference16(pixel)
@@ -229,8 +248,9 @@ final class LUTFilterElementTests: XCTestCase {
         let stride = width * 8 + 24
         for (format, layout) in LUTFilterElement.formats16 {
             let (input, pixels) = frame16(width: width, height: height, stride: stride, layout: layout, seed: 31)
-            let (output, outStride) = try pushed(input, format: format, width: width, height: height, stride: stride,
-                                                 filter: "ftlut creative-lut=\(Self.look)")
+            let (output, outStride) = try pushed(
+                input, format: format, width: width, height: height, stride: stride,
+                filter: "ftlut creative-lut=\(Self.look)")
             XCTAssertEqual(outStride, stride, "\(format): the padded stride reaches the sink")
             XCTAssertNotEqual(output, input, "\(format): the look must change the picture")
             let expected = expected16(input, pixels, look: look, width: width, stride: stride, layout: layout)
@@ -251,15 +271,18 @@ final class LUTFilterElementTests: XCTestCase {
         let stride = width * 8 + 16
         let (input, pixels) = frame16(width: width, height: height, stride: stride, layout: .rgba64, seed: 32)
         for (intensity, interpolation) in [(0.5, Interpolation.trilinear), (0.25, .nearest), (0.8, .tetrahedral)] {
-            let look = try Look(inputLUT: try CubeLUT.load(path: Self.gains),
-                                creativeLUT: try CubeLUT.load(path: Self.look), intensity: intensity,
-                                interpolation: interpolation)
-            let (output, _) = try pushed(input, format: "RGBA64_LE", width: width, height: height, stride: stride,
-                                         filter: "ftlut input-lut=\(Self.gains) creative-lut=\(Self.look) "
-                                            + "intensity=\(intensity) interpolation=\(interpolation.rawValue)")
+            let look = try Look(
+                inputLUT: try CubeLUT.load(path: Self.gains),
+                creativeLUT: try CubeLUT.load(path: Self.look), intensity: intensity,
+                interpolation: interpolation)
+            let (output, _) = try pushed(
+                input, format: "RGBA64_LE", width: width, height: height, stride: stride,
+                filter: "ftlut input-lut=\(Self.gains) creative-lut=\(Self.look) "
+                    + "intensity=\(intensity) interpolation=\(interpolation.rawValue)")
             let expected = expected16(input, pixels, look: look, width: width, stride: stride, layout: .rgba64)
-            XCTAssertLessThanOrEqual(maxSampleDifference(output, expected), Self.contract16,
-                                     "\(intensity) \(interpolation)")
+            XCTAssertLessThanOrEqual(
+                maxSampleDifference(output, expected), Self.contract16,
+                "\(intensity) \(interpolation)")
         }
     }
 
@@ -268,15 +291,20 @@ final class LUTFilterElementTests: XCTestCase {
         let stride = width * 8 + 8
         let (input, _) = frame16(width: width, height: height, stride: stride, layout: .rgba64, seed: 33)
         for filter in ["ftlut", "ftlut creative-lut=\(Self.look) intensity=0"] {
-            let (output, _) = try pushed(input, format: "RGBA64_LE", width: width, height: height, stride: stride,
-                                         filter: filter)
+            let (output, _) = try pushed(
+                input, format: "RGBA64_LE", width: width, height: height, stride: stride,
+                filter: filter)
             XCTAssertEqual(output, input, filter)
         }
         // The frame with only the input slot, and with it plus a creative LUT at intensity 0: the same.
-        let inputSlot = try pushed(input, format: "RGBA64_LE", width: width, height: height, stride: stride,
-                                   filter: "ftlut input-lut=\(Self.gains)").bytes
-        let blendedOff = try pushed(input, format: "RGBA64_LE", width: width, height: height, stride: stride,
-                                    filter: "ftlut input-lut=\(Self.gains) creative-lut=\(Self.look) intensity=0").bytes
+        let inputSlot = try pushed(
+            input, format: "RGBA64_LE", width: width, height: height, stride: stride,
+            filter: "ftlut input-lut=\(Self.gains)"
+        ).bytes
+        let blendedOff = try pushed(
+            input, format: "RGBA64_LE", width: width, height: height, stride: stride,
+            filter: "ftlut input-lut=\(Self.gains) creative-lut=\(Self.look) intensity=0"
+        ).bytes
         XCTAssertNotEqual(inputSlot, input)
         XCTAssertEqual(blendedOff, inputSlot)
     }
@@ -297,8 +325,9 @@ final class LUTFilterElementTests: XCTestCase {
 
     /// The format `videotestsrc ! <upstream> ! ftlut` settles on.
     private func negotiated(after upstream: String) throws -> String {
-        let pipeline = try Pipeline(launch: "videotestsrc num-buffers=1 ! \(upstream) ! "
-            + "ftlut creative-lut=\(Self.look) ! appsink name=sink sync=false")
+        let pipeline = try Pipeline(
+            launch: "videotestsrc num-buffers=1 ! \(upstream) ! "
+                + "ftlut creative-lut=\(Self.look) ! appsink name=sink sync=false")
         defer { pipeline.stop() }
         pipeline.pause()
         guard case .done = pipeline.waitForAsyncDone(deadline: Deadline(after: 10_000), isCancelled: { false }) else {
@@ -328,10 +357,12 @@ final class LUTFilterElementTests: XCTestCase {
         for tenBit in ["I420_10LE", "P010_10LE"] {
             // videoconvert ranks 8-bit I420 (a depth loss) above 16-bit RGB (a colour-space change plus format,
             // chroma and alpha changes), so a 10-bit source needs its 16-bit format pinned, as `ftgst export` does.
-            XCTAssertEqual(try negotiated(after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert"),
-                           "I420")
-            let format = try negotiated(after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert ! "
-                + "video/x-raw,format={RGBA64_LE,BGRA64_LE}")
+            XCTAssertEqual(
+                try negotiated(after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert"),
+                "I420")
+            let format = try negotiated(
+                after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert ! "
+                    + "video/x-raw,format={RGBA64_LE,BGRA64_LE}")
             guard case .packed16 = LUTFilterElement.pixelFormat(named: format) else {
                 return XCTFail("\(tenBit) negotiated \(format), not a 16-bit format")
             }
@@ -350,8 +381,10 @@ final class LUTFilterElementTests: XCTestCase {
 
     func testPreviewRecipeCarriesTheLookAfterScaling() {
         let withLook = FrameRecipe.launchDescription(withLook: true)
-        XCTAssertTrue(withLook.contains("name=size caps=video/x-raw,format=RGB,pixel-aspect-ratio=1/1 ! ftlut name=look ! appsink"),
-                      withLook)
+        XCTAssertTrue(
+            withLook.contains(
+                "name=size caps=video/x-raw,format=RGB,pixel-aspect-ratio=1/1 ! ftlut name=look ! appsink"),
+            withLook)
         XCTAssertFalse(FrameRecipe.launchDescription(withLook: false).contains("ftlut"))
     }
 }

@@ -1,9 +1,10 @@
-import FilmtoneTestSupport
 import CGst
+import FilmtoneTestSupport
 import XCTest
+
 @testable import FilmtoneCore
-@testable import FilmtoneGst
 @testable import FilmtoneElements
+@testable import FilmtoneGst
 @testable import FilmtoneLooks
 @testable import GstKit
 
@@ -30,8 +31,9 @@ final class LUTFilterElementYUVTests: XCTestCase {
         case .error(let cause): throw ErrorClassifier.classify(cause, remote: false)
         default: throw FilmtoneError(.internalError, "no preroll")
         }
-        let sample = try XCTUnwrap(AppSink(element: try pipeline.element(named: "sink"))
-            .pullPreroll(timeout: .milliseconds(5000)))
+        let sample = try XCTUnwrap(
+            AppSink(element: try pipeline.element(named: "sink"))
+                .pullPreroll(timeout: .milliseconds(5000)))
         return try Self.planes(of: sample)
     }
 
@@ -97,8 +99,10 @@ final class LUTFilterElementYUVTests: XCTestCase {
             strides[2] = gint(crStride)
             offsets[2] = offsets[1] + gsize(chromaStride * chromaHeight)
         }
-        var bytes = [UInt8](repeating: 0xA5, count: lumaStride * height + chromaStride * chromaHeight
-            + (nv12 ? 0 : crStride * chromaHeight))
+        var bytes = [UInt8](
+            repeating: 0xA5,
+            count: lumaStride * height + chromaStride * chromaHeight
+                + (nv12 ? 0 : crStride * chromaHeight))
         var picture = Set<Int>()
         for row in 0..<height {
             for x in 0..<width {
@@ -116,18 +120,21 @@ final class LUTFilterElementYUVTests: XCTestCase {
             }
         }
         let format = nv12 ? "NV12" : "I420"
-        let caps = "video/x-raw,format=\(format),width=\(width),height=\(height),framerate=0/1"
+        let caps =
+            "video/x-raw,format=\(format),width=\(width),height=\(height),framerate=0/1"
             + (colorimetry.map { ",colorimetry=\($0)" } ?? "")
-        let pipeline = try Pipeline(launch: "appsrc name=src format=time caps=\(caps) ! \(filter) ! "
-            + "appsink name=sink sync=false")
+        let pipeline = try Pipeline(
+            launch: "appsrc name=src format=time caps=\(caps) ! \(filter) ! "
+                + "appsink name=sink sync=false")
         defer { pipeline.stop() }
         pipeline.pause()
         let source = try pipeline.element(named: "src")
         let buffer = try XCTUnwrap(gst_buffer_new_allocate(nil, gsize(bytes.count), nil))
         bytes.withUnsafeBytes { _ = gst_buffer_fill(buffer, 0, $0.baseAddress, gsize($0.count)) }
-        XCTAssertNotNil(gst_buffer_add_video_meta_full(
-            buffer, GST_VIDEO_FRAME_FLAG_NONE, gst_video_format_from_string(format), guint(width), guint(height),
-            nv12 ? 2 : 3, &offsets, &strides))
+        XCTAssertNotNil(
+            gst_buffer_add_video_meta_full(
+                buffer, GST_VIDEO_FRAME_FLAG_NONE, gst_video_format_from_string(format), guint(width), guint(height),
+                nv12 ? 2 : 3, &offsets, &strides))
         buffer.pointee.pts = 0
         // push_buffer takes the buffer (transfer full).
         XCTAssertEqual(gst_app_src_push_buffer(GLib.cast(source.pointer, to: GstAppSrc.self), buffer), GST_FLOW_OK)
@@ -137,15 +144,17 @@ final class LUTFilterElementYUVTests: XCTestCase {
         case .error(let cause): throw ErrorClassifier.classify(cause, remote: false)
         default: throw FilmtoneError(.internalError, "no preroll")
         }
-        let sample = try XCTUnwrap(AppSink(element: try pipeline.element(named: "sink"))
-            .pullPreroll(timeout: .milliseconds(5000)))
+        let sample = try XCTUnwrap(
+            AppSink(element: try pipeline.element(named: "sink"))
+                .pullPreroll(timeout: .milliseconds(5000)))
         let output = try Self.planes(of: sample).frame
         // The whole output buffer, to check the bytes outside the picture.
         let outBuffer = try XCTUnwrap(gst_sample_get_buffer(sample.pointer))
         var outBytes = [UInt8](repeating: 0, count: Int(gst_buffer_get_size(outBuffer)))
         outBytes.withUnsafeMutableBytes { _ = gst_buffer_extract(outBuffer, 0, $0.baseAddress, gsize($0.count)) }
         XCTAssertEqual(outBytes.count, bytes.count)
-        let kept = outBytes.count == bytes.count
+        let kept =
+            outBytes.count == bytes.count
             && bytes.indices.allSatisfy { picture.contains($0) || outBytes[$0] == bytes[$0] }
         return (output, kept)
     }
@@ -163,8 +172,9 @@ final class LUTFilterElementYUVTests: XCTestCase {
         for (width, height, nv12, caps, colorimetry) in cases {
             let input = Frame420(width: width, height: height, seed: UInt64(width * height + (nv12 ? 1 : 0)))
             let label = "\(width)×\(height) \(nv12 ? "NV12" : "I420") \(caps ?? "default")"
-            let (output, paddingKept) = try pushed(input, nv12: nv12, colorimetry: caps,
-                                                   filter: "ftlut creative-lut=\(Self.look) intensity=0.8")
+            let (output, paddingKept) = try pushed(
+                input, nv12: nv12, colorimetry: caps,
+                filter: "ftlut creative-lut=\(Self.look) intensity=0.8")
             XCTAssertTrue(paddingKept, "\(label): bytes outside the picture changed")
             XCTAssertNotEqual(output, input, label)
             XCTAssertLessThanOrEqual(output.maxDifference(input.reference(look, colorimetry)), 1, label)
@@ -188,8 +198,11 @@ final class LUTFilterElementYUVTests: XCTestCase {
         var text = "LUT_3D_SIZE 2\n"
         for b in 0..<2 { for g in 0..<2 { for r in 0..<2 { text += "\(r) \(g) \(b)\n" } } }
         try Data(text.utf8).write(to: cube)
-        for (pattern, width, height) in [("smpte75", 320, 240), ("smpte75", 1280, 720), ("ball", 97, 55), ("smpte", 320, 240)] {
-            let source = "videotestsrc num-buffers=1 pattern=\(pattern) ! "
+        for (pattern, width, height) in [
+            ("smpte75", 320, 240), ("smpte75", 1280, 720), ("ball", 97, 55), ("smpte", 320, 240),
+        ] {
+            let source =
+                "videotestsrc num-buffers=1 pattern=\(pattern) ! "
                 + "video/x-raw,format=I420,width=\(width),height=\(height)"
             let (input, colorimetry) = try frame420("\(source) ! appsink name=sink sync=false")
             let output = try frame420("\(source) ! ftlut creative-lut=\(cube.path) ! appsink name=sink sync=false")
@@ -220,8 +233,9 @@ final class LUTFilterElementYUVTests: XCTestCase {
                     }
                     if blockInGamut {
                         blocksInGamut += 1
-                        worstChroma = max(worstChroma, abs(Int(output.u[chroma]) - Int(input.u[chroma])),
-                                          abs(Int(output.v[chroma]) - Int(input.v[chroma])))
+                        worstChroma = max(
+                            worstChroma, abs(Int(output.u[chroma]) - Int(input.u[chroma])),
+                            abs(Int(output.v[chroma]) - Int(input.v[chroma])))
                     }
                 }
             }
@@ -243,10 +257,14 @@ final class LUTFilterElementYUVTests: XCTestCase {
     func testI420MatchesTheBGRxConversionPath() throws {
         let caps = "video/x-raw,format=I420,width=320,height=240"
         let look = "ftlut creative-lut=\(Self.look) intensity=0.8"
-        let direct = try frame420("videotestsrc num-buffers=1 pattern=smpte ! \(caps) ! \(look) ! "
-            + "appsink name=sink sync=false").frame
-        let converted = try frame420("videotestsrc num-buffers=1 pattern=smpte ! \(caps) ! videoconvert ! "
-            + "video/x-raw,format=BGRx ! \(look) ! videoconvert ! \(caps) ! appsink name=sink sync=false").frame
+        let direct = try frame420(
+            "videotestsrc num-buffers=1 pattern=smpte ! \(caps) ! \(look) ! "
+                + "appsink name=sink sync=false"
+        ).frame
+        let converted = try frame420(
+            "videotestsrc num-buffers=1 pattern=smpte ! \(caps) ! videoconvert ! "
+                + "video/x-raw,format=BGRx ! \(look) ! videoconvert ! \(caps) ! appsink name=sink sync=false"
+        ).frame
         let source = try frame420("videotestsrc num-buffers=1 pattern=smpte ! \(caps) ! appsink name=sink sync=false")
             .frame
         func meanAbsolute(_ a: [UInt8], _ b: [UInt8]) -> Double {
@@ -261,9 +279,12 @@ final class LUTFilterElementYUVTests: XCTestCase {
         let figures = [("Y", direct.y, converted.y), ("U", direct.u, converted.u), ("V", direct.v, converted.v)].map {
             ($0.0, meanAbsolute($0.1, $0.2), psnr($0.1, $0.2))
         }
-        print("I420 direct vs BGRx conversion path: "
-            + figures.map { "\($0.0) mean |Δ| \(String(format: "%.3f", $0.1)), PSNR \(String(format: "%.1f", $0.2)) dB" }
-            .joined(separator: "; "))
+        print(
+            "I420 direct vs BGRx conversion path: "
+                + figures.map {
+                    "\($0.0) mean |Δ| \(String(format: "%.3f", $0.1)), PSNR \(String(format: "%.1f", $0.2)) dB"
+                }
+                .joined(separator: "; "))
         XCTAssertGreaterThan(meanAbsolute(direct.y, source.y), 5, "the look must change the picture")
         // Measured (320×240 smpte, Colour_Correct.cube at 0.8): Y mean |Δ| 1.17, PSNR 44.0 dB; U 0.57, 49.2 dB;
         // V 0.50, 49.6 dB. The bars' sharp edges are where the paths differ most.

@@ -1,7 +1,8 @@
 import Foundation
 import XCTest
-@testable import FilmtoneGst
+
 @testable import FilmtoneCore
+@testable import FilmtoneGst
 
 /// The pure parts of `save`: collision names, the default pictures folder, the ledger's text.
 final class LibraryTests: XCTestCase {
@@ -28,7 +29,9 @@ final class LibraryTests: XCTestCase {
         var ledger = LibraryLedger()
         XCTAssertEqual(String(decoding: ledger.serialized, as: UTF8.self), "{\"version\":1,\"entries\":[]}\n")
         ledger.entries = [
-            .init(sha256: String(repeating: "a", count: 64), name: "clip \"1\".mp4", size: 12, savedAt: "2025-01-31T12:00:00Z"),
+            .init(
+                sha256: String(repeating: "a", count: 64), name: "clip \"1\".mp4", size: 12,
+                savedAt: "2025-01-31T12:00:00Z"),
             .init(sha256: String(repeating: "b", count: 64), name: "b.png", size: 0, savedAt: "2025-01-31T12:00:01Z"),
         ]
         let parsed = try LibraryLedger.parse(Data(ledger.serialized), path: "ledger")
@@ -38,9 +41,10 @@ final class LibraryTests: XCTestCase {
     }
 
     func testDamagedLedgersAreRefused() {
-        for text in ["", "[]", "{\"entries\":3}", "{\"entries\":[{\"sha256\":\"xyz\",\"name\":\"a\"}]}",
-                     "{\"entries\":[{\"sha256\":\"\(String(repeating: "a", count: 64))\"}]}"]
-        {
+        for text in [
+            "", "[]", "{\"entries\":3}", "{\"entries\":[{\"sha256\":\"xyz\",\"name\":\"a\"}]}",
+            "{\"entries\":[{\"sha256\":\"\(String(repeating: "a", count: 64))\"}]}",
+        ] {
             XCTAssertThrowsError(try LibraryLedger.parse(Data(text.utf8), path: "ledger"), text) { error in
                 XCTAssertEqual((error as? FilmtoneError)?.code, .writeFailed)
             }

@@ -1,6 +1,7 @@
 import XCTest
-@testable import FilmtoneGst
+
 @testable import FilmtoneCore
+@testable import FilmtoneGst
 
 final class MediaSourceTests: XCTestCase {
     func testPathsAndFileURIs() throws {
@@ -19,8 +20,10 @@ final class MediaSourceTests: XCTestCase {
     }
 
     func testInvalidURLs() {
-        for text in ["", "http://", "https:///nohost", "ftp://example.com/a.mp4", "rtsp://cam/1", "file://host/x",
-                     "data:video/mp4;base64,AA", "/tmp/a\nb.mp4", "http://exa mple.com/x"] {
+        for text in [
+            "", "http://", "https:///nohost", "ftp://example.com/a.mp4", "rtsp://cam/1", "file://host/x",
+            "data:video/mp4;base64,AA", "/tmp/a\nb.mp4", "http://exa mple.com/x",
+        ] {
             XCTAssertThrowsError(try MediaSource.parse(text), text) { error in
                 XCTAssertEqual((error as? FilmtoneError)?.code, .invalidURL, text)
             }
@@ -38,8 +41,9 @@ final class MediaSourceTests: XCTestCase {
 
     func testHeaders() throws {
         XCTAssertEqual(try HTTPHeader.parse("X-Token:  secret "), HTTPHeader(name: "X-Token", value: "secret"))
-        XCTAssertEqual(try HTTPHeader.parse("Authorization: Bearer a:b"),
-                       HTTPHeader(name: "Authorization", value: "Bearer a:b"))
+        XCTAssertEqual(
+            try HTTPHeader.parse("Authorization: Bearer a:b"),
+            HTTPHeader(name: "Authorization", value: "Bearer a:b"))
         for bad in ["NoColon", ": empty name", "Bad Name: x", "X-A: b\r\nX-Evil: 1", "X-A: b\nc", "X\rA: b"] {
             XCTAssertThrowsError(try HTTPHeader.parse(bad), bad) {
                 XCTAssertEqual(($0 as? FilmtoneError)?.code, .invalidArgument, bad)

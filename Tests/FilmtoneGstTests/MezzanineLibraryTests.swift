@@ -1,6 +1,7 @@
 import FilmtoneTestSupport
 import Foundation
 import XCTest
+
 @testable import FilmtoneGst
 
 /// `Mezzanines.prepare` and `Mezzanines.status` from Swift, on a copy of the long-GOP fixture.
@@ -22,8 +23,9 @@ final class MezzanineLibraryTests: XCTestCase {
 
     func testCancellingABuildStopsItAndLeavesNothing() async throws {
         let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"),
-                                         toPath: root.appendingPathComponent("clip.mp4").path)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
         let server = try HTTPTestServer(root: root)
         defer { server.stop() }
         var options = MezzanineOptions(source: server.url("/stall/clip.mp4"))
@@ -42,8 +44,9 @@ final class MezzanineLibraryTests: XCTestCase {
         XCTAssertTrue(result.built)
         XCTAssertEqual(result.frames, 120)
         XCTAssertEqual(try Mezzanines.status(source: clip, cacheDirectory: cache), .ready)
-        XCTAssertEqual(try Mezzanines.status(source: clip, maxWidth: 100, cacheDirectory: cache), .missing,
-                       "other settings, other mezzanine")
+        XCTAssertEqual(
+            try Mezzanines.status(source: clip, maxWidth: 100, cacheDirectory: cache), .missing,
+            "other settings, other mezzanine")
         let again = try await Mezzanines.prepare(options)
         XCTAssertFalse(again.built)
         XCTAssertEqual(again.path, result.path)

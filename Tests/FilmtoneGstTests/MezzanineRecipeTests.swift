@@ -1,18 +1,21 @@
 import XCTest
+
 @testable import FilmtoneGst
 @testable import GstKit
 
 /// The pure decisions of mezzanines: key, slots, manifest verdicts, choice, eviction. No media.
 final class MezzanineRecipeTests: XCTestCase {
-    private let source = SourceIdentity(location: "/media/a.mp4", size: 1000, modifiedNanoseconds: 1_700_000_000_123,
-                                        inode: 42)
+    private let source = SourceIdentity(
+        location: "/media/a.mp4", size: 1000, modifiedNanoseconds: 1_700_000_000_123,
+        inode: 42)
     private let settings = MezzanineSettings(maxWidth: 1280, maxHeight: 1280)
 
     private func manifest(key: String? = nil, width: Int = 1280, height: Int = 720, display: (Int, Int) = (1920, 1080))
         -> MezzanineManifest
     {
         MezzanineManifest(
-            formatVersion: MezzanineSettings.formatVersion, key: key ?? MezzanineRecipe.key(source: source, settings: settings),
+            formatVersion: MezzanineSettings.formatVersion,
+            key: key ?? MezzanineRecipe.key(source: source, settings: settings),
             source: source, settings: settings, width: width, height: height, sourceDisplayWidth: display.0,
             sourceDisplayHeight: display.1, frames: 30, durationMilliseconds: 1000,
             file: MezzanineFileFacts(name: "x.mov", size: 500, modifiedNanoseconds: 7, inode: 9, sha256: "ab"),
@@ -24,17 +27,23 @@ final class MezzanineRecipeTests: XCTestCase {
         XCTAssertEqual(key.count, 64)
         XCTAssertEqual(key, MezzanineRecipe.key(source: source, settings: settings), "deterministic")
         var changed: [SourceIdentity] = []
-        for edit in [{ (s: inout SourceIdentity) in s.size = 1001 }, { $0.modifiedNanoseconds! += 1 },
-                     { $0.inode = 43 }, { $0.location = "/media/b.mp4" }]
-        {
+        for edit in [
+            { (s: inout SourceIdentity) in s.size = 1001 }, { $0.modifiedNanoseconds! += 1 },
+            { $0.inode = 43 }, { $0.location = "/media/b.mp4" },
+        ] {
             var copy = source
             edit(&copy)
             changed.append(copy)
         }
         let keys = Set(changed.map { MezzanineRecipe.key(source: $0, settings: settings) } + [key])
         XCTAssertEqual(keys.count, 5)
-        XCTAssertNotEqual(key, MezzanineRecipe.key(source: source, settings: MezzanineSettings(maxWidth: 640,
-                                                                                                maxHeight: 1280)))
+        XCTAssertNotEqual(
+            key,
+            MezzanineRecipe.key(
+                source: source,
+                settings: MezzanineSettings(
+                    maxWidth: 640,
+                    maxHeight: 1280)))
     }
 
     func testSlotIsPerLocationAndSettingsNotPerVersionOfTheSource() {
@@ -42,8 +51,11 @@ final class MezzanineRecipeTests: XCTestCase {
         XCTAssertTrue(slot.hasPrefix(MezzanineRecipe.locationPrefix(source.location)))
         XCTAssertEqual(slot.count, 33)
         XCTAssertNotEqual(slot, MezzanineRecipe.slot(location: "/media/b.mp4", settings: settings))
-        XCTAssertNotEqual(slot, MezzanineRecipe.slot(location: source.location,
-                                                     settings: MezzanineSettings(maxWidth: 320, maxHeight: 320)))
+        XCTAssertNotEqual(
+            slot,
+            MezzanineRecipe.slot(
+                location: source.location,
+                settings: MezzanineSettings(maxWidth: 320, maxHeight: 320)))
         XCTAssertEqual(MezzanineRecipe.slot(ofFileNamed: slot + ".mov"), slot)
         XCTAssertEqual(MezzanineRecipe.slot(ofFileNamed: slot + ".json"), slot)
         XCTAssertNil(MezzanineRecipe.slot(ofFileNamed: ".\(slot).mov.ftgst-12-34.part"), "temporaries are not entries")
@@ -65,8 +77,10 @@ final class MezzanineRecipeTests: XCTestCase {
             (good, (500, 7, 10)),  // replaced
         ]
         for (index, (candidate, file)) in cases.enumerated() {
-            guard case .stale = MezzanineRecipe.verdict(
-                manifest: candidate, key: key, file: file.map { (size: $0.0, modifiedNanoseconds: $0.1, inode: $0.2) })
+            guard
+                case .stale = MezzanineRecipe.verdict(
+                    manifest: candidate, key: key,
+                    file: file.map { (size: $0.0, modifiedNanoseconds: $0.1, inode: $0.2) })
             else { return XCTFail("case \(index) must be stale") }
         }
         var old = good
@@ -77,11 +91,13 @@ final class MezzanineRecipeTests: XCTestCase {
     func testPreviewSizeAndChoice() throws {
         let big = manifest()  // 1280x720 from 1920x1080
         let small = manifest(width: 320, height: 180)
-        XCTAssertEqual(MezzanineRecipe.previewSize(from: big, maxWidth: 1280, maxHeight: 1280).map { [$0.0, $0.1] },
-                       [1280, 720])
+        XCTAssertEqual(
+            MezzanineRecipe.previewSize(from: big, maxWidth: 1280, maxHeight: 1280).map { [$0.0, $0.1] },
+            [1280, 720])
         XCTAssertNil(MezzanineRecipe.previewSize(from: big, maxWidth: 1920, maxHeight: 1920), "would upscale")
-        XCTAssertEqual(MezzanineRecipe.previewSize(from: small, maxWidth: 200, maxHeight: 200).map { [$0.0, $0.1] },
-                       [200, 113], "the size the source would give, not the mezzanine's own aspect rounding")
+        XCTAssertEqual(
+            MezzanineRecipe.previewSize(from: small, maxWidth: 200, maxHeight: 200).map { [$0.0, $0.1] },
+            [200, 113], "the size the source would give, not the mezzanine's own aspect rounding")
         let chosen = try XCTUnwrap(MezzanineRecipe.choose([("b", big), ("s", small)], maxWidth: 320, maxHeight: 320))
         XCTAssertEqual(chosen.slot, "s", "the smallest that serves")
         XCTAssertEqual(MezzanineRecipe.choose([("b", big), ("s", small)], maxWidth: 640, maxHeight: 640)?.slot, "b")

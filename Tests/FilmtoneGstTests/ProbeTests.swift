@@ -1,5 +1,6 @@
 import CGst
 import XCTest
+
 @testable import FilmtoneGst
 @testable import GstKit
 
@@ -33,16 +34,19 @@ final class ProbeTests: XCTestCase {
         XCTAssertEqual(ProbeRules.videoCodec(caps("video/x-h265"), isImage: false), "h265")
         XCTAssertEqual(ProbeRules.videoCodec(caps("video/x-vp9"), isImage: false), "vp9")
         XCTAssertEqual(ProbeRules.videoCodec(caps("video/x-av1"), isImage: false), "av1")
-        XCTAssertEqual(ProbeRules.videoCodec(caps("video/x-prores", ["variant": .string("hq")]), isImage: false),
-                       "prores")
-        XCTAssertEqual(ProbeRules.videoCodec(caps("video/mpeg", ["mpegversion": .int(2)]), isImage: false),
-                       "mpeg2video")
+        XCTAssertEqual(
+            ProbeRules.videoCodec(caps("video/x-prores", ["variant": .string("hq")]), isImage: false),
+            "prores")
+        XCTAssertEqual(
+            ProbeRules.videoCodec(caps("video/mpeg", ["mpegversion": .int(2)]), isImage: false),
+            "mpeg2video")
         XCTAssertEqual(ProbeRules.videoCodec(caps("video/mpeg", ["mpegversion": .int(4)]), isImage: false), "mpeg4")
         XCTAssertEqual(ProbeRules.videoCodec(caps("image/jpeg"), isImage: false), "mjpeg", "JPEG frames in a video")
         XCTAssertEqual(ProbeRules.videoCodec(caps("image/jpeg"), isImage: true), "jpeg")
         XCTAssertEqual(ProbeRules.videoCodec(caps("image/png"), isImage: true), "png")
-        XCTAssertEqual(ProbeRules.videoCodec(caps("video/x-raw", ["format": .string("I420")]), isImage: false),
-                       "rawvideo")
+        XCTAssertEqual(
+            ProbeRules.videoCodec(caps("video/x-raw", ["format": .string("I420")]), isImage: false),
+            "rawvideo")
         XCTAssertEqual(ProbeRules.videoCodec(caps("video/x-ffv", ["ffvversion": .int(1)]), isImage: false), "ffv1")
         XCTAssertEqual(ProbeRules.videoCodec(caps("video/x-newcodec"), isImage: false), "newcodec")
     }
@@ -112,19 +116,31 @@ final class ProbeTests: XCTestCase {
     }
 
     func testFrameCountPrefersReportedFramesThenDurationTimesRate() {
-        XCTAssertEqual(ProbeRules.frameCount(isImage: true, reportedFrames: nil, durationNanoseconds: nil,
-                                             frameRate: nil), 1)
-        XCTAssertEqual(ProbeRules.frameCount(isImage: false, reportedFrames: 91, durationNanoseconds: 3_000_000_000,
-                                             frameRate: Fraction(30, 1)), 91)
-        XCTAssertEqual(ProbeRules.frameCount(isImage: false, reportedFrames: nil, durationNanoseconds: 3_000_000_000,
-                                             frameRate: Fraction(30, 1)), 90)
+        XCTAssertEqual(
+            ProbeRules.frameCount(
+                isImage: true, reportedFrames: nil, durationNanoseconds: nil,
+                frameRate: nil), 1)
+        XCTAssertEqual(
+            ProbeRules.frameCount(
+                isImage: false, reportedFrames: 91, durationNanoseconds: 3_000_000_000,
+                frameRate: Fraction(30, 1)), 91)
+        XCTAssertEqual(
+            ProbeRules.frameCount(
+                isImage: false, reportedFrames: nil, durationNanoseconds: 3_000_000_000,
+                frameRate: Fraction(30, 1)), 90)
         // 10.01 s at 29.97 fps = 300 frames (duration × rate rounded).
-        XCTAssertEqual(ProbeRules.frameCount(isImage: false, reportedFrames: nil, durationNanoseconds: 10_010_000_000,
-                                             frameRate: Fraction(30000, 1001)), 300)
-        XCTAssertNil(ProbeRules.frameCount(isImage: false, reportedFrames: nil, durationNanoseconds: 3_000_000_000,
-                                           frameRate: Fraction(0, 1)), "variable frame rate")
-        XCTAssertNil(ProbeRules.frameCount(isImage: false, reportedFrames: nil, durationNanoseconds: nil,
-                                           frameRate: Fraction(30, 1)))
+        XCTAssertEqual(
+            ProbeRules.frameCount(
+                isImage: false, reportedFrames: nil, durationNanoseconds: 10_010_000_000,
+                frameRate: Fraction(30000, 1001)), 300)
+        XCTAssertNil(
+            ProbeRules.frameCount(
+                isImage: false, reportedFrames: nil, durationNanoseconds: 3_000_000_000,
+                frameRate: Fraction(0, 1)), "variable frame rate")
+        XCTAssertNil(
+            ProbeRules.frameCount(
+                isImage: false, reportedFrames: nil, durationNanoseconds: nil,
+                frameRate: Fraction(30, 1)))
     }
 
     // MARK: - Still image headers
@@ -135,12 +151,15 @@ final class ProbeTests: XCTestCase {
                 + [0, 0, 0, 200, 0, 0, 0, 150, depth, colourType, 0, 0, 0]
         }
         XCTAssertEqual(ProbeRules.pngHeader(png(depth: 8, colourType: 2)), .init(bitDepth: 8, chromaFormat: "4:4:4"))
-        XCTAssertEqual(ProbeRules.pngHeader(png(depth: 16, colourType: 6)),
-                       .init(bitDepth: 16, chromaFormat: "4:4:4"))
-        XCTAssertEqual(ProbeRules.pngHeader(png(depth: 16, colourType: 0)),
-                       .init(bitDepth: 16, chromaFormat: "4:0:0"))
-        XCTAssertEqual(ProbeRules.pngHeader(png(depth: 4, colourType: 3)), .init(bitDepth: 8, chromaFormat: "4:4:4"),
-                       "palette entries are 8-bit RGB")
+        XCTAssertEqual(
+            ProbeRules.pngHeader(png(depth: 16, colourType: 6)),
+            .init(bitDepth: 16, chromaFormat: "4:4:4"))
+        XCTAssertEqual(
+            ProbeRules.pngHeader(png(depth: 16, colourType: 0)),
+            .init(bitDepth: 16, chromaFormat: "4:0:0"))
+        XCTAssertEqual(
+            ProbeRules.pngHeader(png(depth: 4, colourType: 3)), .init(bitDepth: 8, chromaFormat: "4:4:4"),
+            "palette entries are 8-bit RGB")
         XCTAssertNil(ProbeRules.pngHeader(Array(png(depth: 8, colourType: 2).prefix(20))))
         XCTAssertNil(ProbeRules.pngHeader([UInt8](repeating: 0, count: 40)))
     }
@@ -154,38 +173,49 @@ final class ProbeTests: XCTestCase {
         XCTAssertEqual(ProbeRules.jpegPrecision([0xFF, 0xD8] + app1 + dqt + sof(0xC0, precision: 8)), 8)
         XCTAssertEqual(ProbeRules.jpegPrecision([0xFF, 0xD8] + app1 + sof(0xC1, precision: 12)), 12)
         // DHT (C4) is not a frame header.
-        XCTAssertEqual(ProbeRules.jpegPrecision([0xFF, 0xD8, 0xFF, 0xC4, 0x00, 0x03, 0x00] + sof(0xC2, precision: 12)),
-                       12)
+        XCTAssertEqual(
+            ProbeRules.jpegPrecision([0xFF, 0xD8, 0xFF, 0xC4, 0x00, 0x03, 0x00] + sof(0xC2, precision: 12)),
+            12)
         XCTAssertNil(ProbeRules.jpegPrecision([0xFF, 0xD8, 0xFF, 0xDA, 0x00, 0x02, 0x00]), "SOS before any SOF")
         XCTAssertNil(ProbeRules.jpegPrecision([0x89, 0x50, 0x4E, 0x47]))
-        XCTAssertEqual(ProbeRules.imageHeader(codecCaps: "image/jpeg", bytes: [0xFF, 0xD8] + sof(0xC0, precision: 8)),
-                       .init(bitDepth: 8, chromaFormat: nil))
+        XCTAssertEqual(
+            ProbeRules.imageHeader(codecCaps: "image/jpeg", bytes: [0xFF, 0xD8] + sof(0xC0, precision: 8)),
+            .init(bitDepth: 8, chromaFormat: nil))
         XCTAssertNil(ProbeRules.imageHeader(codecCaps: "video/x-h264", bytes: [0xFF, 0xD8] + sof(0xC0, precision: 8)))
     }
 
     // MARK: - Colour
 
     func testNamedColorimetries() {
-        XCTAssertEqual(ProbeRules.colorimetry(parsing: "bt709"),
-                       ColorimetryReport(primaries: "bt709", transfer: "bt709", matrix: "bt709", range: "limited"))
-        XCTAssertEqual(ProbeRules.colorimetry(parsing: "bt601"),
-                       ColorimetryReport(primaries: "smpte170m", transfer: "bt601", matrix: "bt601",
-                                         range: "limited"))
-        XCTAssertEqual(ProbeRules.colorimetry(parsing: "bt2100-pq"),
-                       ColorimetryReport(primaries: "bt2020", transfer: "smpte2084", matrix: "bt2020",
-                                         range: "limited"))
+        XCTAssertEqual(
+            ProbeRules.colorimetry(parsing: "bt709"),
+            ColorimetryReport(primaries: "bt709", transfer: "bt709", matrix: "bt709", range: "limited"))
+        XCTAssertEqual(
+            ProbeRules.colorimetry(parsing: "bt601"),
+            ColorimetryReport(
+                primaries: "smpte170m", transfer: "bt601", matrix: "bt601",
+                range: "limited"))
+        XCTAssertEqual(
+            ProbeRules.colorimetry(parsing: "bt2100-pq"),
+            ColorimetryReport(
+                primaries: "bt2020", transfer: "smpte2084", matrix: "bt2020",
+                range: "limited"))
         XCTAssertEqual(ProbeRules.colorimetry(parsing: "bt2100-hlg")?.transfer, "arib-std-b67")
-        XCTAssertEqual(ProbeRules.colorimetry(parsing: "sRGB"),
-                       ColorimetryReport(primaries: "bt709", transfer: "srgb", matrix: "rgb", range: "full"))
+        XCTAssertEqual(
+            ProbeRules.colorimetry(parsing: "sRGB"),
+            ColorimetryReport(primaries: "bt709", transfer: "srgb", matrix: "rgb", range: "full"))
     }
 
     func testNumericColorimetryIsRangeMatrixTransferPrimaries() {
-        XCTAssertEqual(ProbeRules.colorimetry(parsing: "1:1:5:1"),
-                       ColorimetryReport(primaries: "bt709", transfer: "bt709", matrix: "rgb", range: "full"))
+        XCTAssertEqual(
+            ProbeRules.colorimetry(parsing: "1:1:5:1"),
+            ColorimetryReport(primaries: "bt709", transfer: "bt709", matrix: "rgb", range: "full"))
         XCTAssertEqual(ProbeRules.colorimetry(parsing: "2:3:9:1")?.transfer, "log100")
-        XCTAssertEqual(ProbeRules.colorimetry(parsing: "0:0:0:0"),
-                       ColorimetryReport(primaries: "unknown", transfer: "unknown", matrix: "unknown",
-                                         range: "unknown"))
+        XCTAssertEqual(
+            ProbeRules.colorimetry(parsing: "0:0:0:0"),
+            ColorimetryReport(
+                primaries: "unknown", transfer: "unknown", matrix: "unknown",
+                range: "unknown"))
         XCTAssertEqual(ProbeRules.colorimetry(parsing: "2:3:99:1")?.transfer, "unknown", "a value from the future")
         XCTAssertNil(ProbeRules.colorimetry(parsing: "bt9999"))
         XCTAssertNil(ProbeRules.colorimetry(parsing: "1:2:3"))
@@ -201,8 +231,10 @@ final class ProbeTests: XCTestCase {
 
     func testInputTransformPolicy() {
         func policy(_ colorimetry: String?, image: Bool = false) -> InputTransform.Policy {
-            ProbeRules.inputTransform(colorimetry: colorimetry.flatMap(ProbeRules.colorimetry(parsing:)),
-                                      isImage: image).policy
+            ProbeRules.inputTransform(
+                colorimetry: colorimetry.flatMap(ProbeRules.colorimetry(parsing:)),
+                isImage: image
+            ).policy
         }
         XCTAssertEqual(policy("bt709"), .passthrough)
         XCTAssertEqual(policy("bt601"), .passthrough)
@@ -225,18 +257,28 @@ final class ProbeTests: XCTestCase {
 
     func testReportFromAnObservationAndItsJSONOrder() throws {
         let video = StreamObservation(
-            caps: caps("video/x-h264", [
-                "width": .int(360), "height": .int(240), "pixel-aspect-ratio": .fraction(Fraction(16, 9)),
-                "framerate": .fraction(Fraction(30, 1)), "profile": .string("high"), "bit-depth-luma": .int(8),
-                "chroma-format": .string("4:2:0"), "colorimetry": .string("bt709"),
-            ]),
+            caps: caps(
+                "video/x-h264",
+                [
+                    "width": .int(360), "height": .int(240), "pixel-aspect-ratio": .fraction(Fraction(16, 9)),
+                    "framerate": .fraction(Fraction(30, 1)), "profile": .string("high"), "bit-depth-luma": .int(8),
+                    "chroma-format": .string("4:2:0"), "colorimetry": .string("bt709"),
+                ]),
             tags: TagValues(strings: ["image-orientation": "rotate-90"]), durationNanoseconds: 2_000_000_000)
-        let audio = StreamObservation(caps: caps("audio/mpeg", ["mpegversion": .int(4), "channels": .int(2),
-                                                                 "rate": .int(44100)]))
-        let observation = ProbeObservation(containerCaps: caps("video/quicktime", ["variant": .string("apple")]),
-                                           streams: [audio, video], durationNanoseconds: 2_000_999_999)
+        let audio = StreamObservation(
+            caps: caps(
+                "audio/mpeg",
+                [
+                    "mpegversion": .int(4), "channels": .int(2),
+                    "rate": .int(44100),
+                ]))
+        let observation = ProbeObservation(
+            containerCaps: caps("video/quicktime", ["variant": .string("apple")]),
+            streams: [audio, video], durationNanoseconds: 2_000_999_999)
         let report = try XCTUnwrap(ProbeRules.report(from: observation))
-        XCTAssertEqual(report.json.serialized, """
+        XCTAssertEqual(
+            report.json.serialized,
+            """
             {"container":"mov","isImage":false,"durationMs":2000,"video":{"codec":"h264","profile":"high",\
             "width":360,"height":240,"displayWidth":240,"displayHeight":640,"rotation":90,"pixelAspectRatio":"16/9",\
             "frameRate":"30/1","frameCount":60,"bitDepth":8,"chromaFormat":"4:2:0","colorimetry":{"primaries":"bt709",\
@@ -247,12 +289,17 @@ final class ProbeTests: XCTestCase {
     }
 
     func testStillImageReportHasNoDurationNorFrameRate() throws {
-        let photo = StreamObservation(caps: caps("image/jpeg", [
-            "width": .int(320), "height": .int(240), "framerate": .fraction(Fraction(0, 1)),
-            "sampling": .string("YCbCr-4:2:0"), "sof-marker": .int(0),
-        ]))
-        let report = try XCTUnwrap(ProbeRules.report(from: ProbeObservation(
-            containerCaps: caps("image/jpeg"), streams: [photo], durationNanoseconds: 0)))
+        let photo = StreamObservation(
+            caps: caps(
+                "image/jpeg",
+                [
+                    "width": .int(320), "height": .int(240), "framerate": .fraction(Fraction(0, 1)),
+                    "sampling": .string("YCbCr-4:2:0"), "sof-marker": .int(0),
+                ]))
+        let report = try XCTUnwrap(
+            ProbeRules.report(
+                from: ProbeObservation(
+                    containerCaps: caps("image/jpeg"), streams: [photo], durationNanoseconds: 0)))
         XCTAssertTrue(report.isImage)
         XCTAssertNil(report.durationMilliseconds)
         XCTAssertEqual(report.video?.codec, "jpeg")
@@ -264,20 +311,27 @@ final class ProbeTests: XCTestCase {
 
     func testAudioOnlyAndNothingAtAll() throws {
         let audio = StreamObservation(caps: caps("audio/x-opus", ["channels": .int(1), "rate": .int(48000)]))
-        let report = try XCTUnwrap(ProbeRules.report(from: ProbeObservation(
-            containerCaps: caps("audio/webm"), streams: [audio], durationNanoseconds: 1_000_000_000)))
+        let report = try XCTUnwrap(
+            ProbeRules.report(
+                from: ProbeObservation(
+                    containerCaps: caps("audio/webm"), streams: [audio], durationNanoseconds: 1_000_000_000)))
         XCTAssertNil(report.video)
         XCTAssertNil(report.inputTransform)
         XCTAssertEqual(report.audio, AudioStreamReport(codec: "opus", channels: 1, sampleRate: 48000))
-        XCTAssertNil(ProbeRules.report(from: ProbeObservation(containerCaps: nil, streams: [],
-                                                              durationNanoseconds: nil)))
+        XCTAssertNil(
+            ProbeRules.report(
+                from: ProbeObservation(
+                    containerCaps: nil, streams: [],
+                    durationNanoseconds: nil)))
     }
 
     func testIsImageFollowsTheTypeFinder() {
         XCTAssertTrue(ProbeRules.isImage(container: caps("image/png"), video: caps("image/png")))
-        XCTAssertFalse(ProbeRules.isImage(container: caps("video/x-msvideo"), video: caps("image/jpeg")),
-                       "MJPEG in AVI is a video")
-        XCTAssertTrue(ProbeRules.isImage(container: nil, video: caps("image/jpeg", ["framerate": .fraction(Fraction(0, 1))])))
+        XCTAssertFalse(
+            ProbeRules.isImage(container: caps("video/x-msvideo"), video: caps("image/jpeg")),
+            "MJPEG in AVI is a video")
+        XCTAssertTrue(
+            ProbeRules.isImage(container: nil, video: caps("image/jpeg", ["framerate": .fraction(Fraction(0, 1))])))
         XCTAssertFalse(ProbeRules.isImage(container: nil, video: caps("video/x-h264")))
     }
 
@@ -307,15 +361,18 @@ final class ProbeTests: XCTestCase {
         XCTAssertEqual(ProbeRules.primariesNames[Int(GST_VIDEO_COLOR_PRIMARIES_SMPTEEG432.rawValue)], "smpte432")
         XCTAssertEqual(ProbeRules.primariesNames.count, Int(GST_VIDEO_COLOR_PRIMARIES_EBU3213.rawValue) + 1)
         // The numeric form GStreamer writes for a colorimetry without a name.
-        var custom = GstVideoColorimetry(range: GST_VIDEO_COLOR_RANGE_0_255, matrix: GST_VIDEO_COLOR_MATRIX_RGB,
-                                         transfer: GST_VIDEO_TRANSFER_BT709, primaries: GST_VIDEO_COLOR_PRIMARIES_BT709)
-        let text = try XCTUnwrap(gst_video_colorimetry_to_string(&custom).map { p in
-            defer { g_free(p) }
-            return String(cString: p)
-        })
+        var custom = GstVideoColorimetry(
+            range: GST_VIDEO_COLOR_RANGE_0_255, matrix: GST_VIDEO_COLOR_MATRIX_RGB,
+            transfer: GST_VIDEO_TRANSFER_BT709, primaries: GST_VIDEO_COLOR_PRIMARIES_BT709)
+        let text = try XCTUnwrap(
+            gst_video_colorimetry_to_string(&custom).map { p in
+                defer { g_free(p) }
+                return String(cString: p)
+            })
         XCTAssertEqual(text, "1:1:5:1")
-        XCTAssertEqual(ProbeRules.colorimetry(parsing: text),
-                       ColorimetryReport(primaries: "bt709", transfer: "bt709", matrix: "rgb", range: "full"))
+        XCTAssertEqual(
+            ProbeRules.colorimetry(parsing: text),
+            ColorimetryReport(primaries: "bt709", transfer: "bt709", matrix: "rgb", range: "full"))
     }
 
     /// `GstAutoplugSelectResult` is registered by the playback plugin: compare with its nicks once it is loaded.

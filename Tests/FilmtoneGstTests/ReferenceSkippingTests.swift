@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import FilmtoneGst
 @testable import GstKit
 
@@ -33,14 +34,17 @@ final class ReferenceSkippingTests: XCTestCase {
         let startCode: [UInt8] = [0, 0, 0, 1]
         XCTAssertTrue(nonReference(startCode + nal(refIdc: 0, type: 9) + startCode + nal(refIdc: 0, type: 1), .annexB))
         XCTAssertFalse(nonReference(startCode + nal(refIdc: 2, type: 1), .annexB))
-        XCTAssertFalse(nonReference([0, 0, 1] + nal(refIdc: 0, type: 1) + [0, 0, 1] + nal(refIdc: 1, type: 1), .annexB))
+        XCTAssertFalse(
+            nonReference([0, 0, 1] + nal(refIdc: 0, type: 1) + [0, 0, 1] + nal(refIdc: 1, type: 1), .annexB))
     }
 
     func testFramingFromCaps() {
-        XCTAssertEqual(H264AccessUnit.framing(streamFormat: "avc", codecData: [1, 0x64, 0, 0x1F, 0xFF]),
-                       .lengthPrefixed(lengthSize: 4))
-        XCTAssertEqual(H264AccessUnit.framing(streamFormat: "avc", codecData: [1, 0x64, 0, 0x1F, 0xFD]),
-                       .lengthPrefixed(lengthSize: 2))
+        XCTAssertEqual(
+            H264AccessUnit.framing(streamFormat: "avc", codecData: [1, 0x64, 0, 0x1F, 0xFF]),
+            .lengthPrefixed(lengthSize: 4))
+        XCTAssertEqual(
+            H264AccessUnit.framing(streamFormat: "avc", codecData: [1, 0x64, 0, 0x1F, 0xFD]),
+            .lengthPrefixed(lengthSize: 2))
         XCTAssertEqual(H264AccessUnit.framing(streamFormat: "byte-stream", codecData: nil), .annexB)
         XCTAssertNil(H264AccessUnit.framing(streamFormat: "avc", codecData: nil))
         XCTAssertNil(H264AccessUnit.framing(streamFormat: nil, codecData: nil))
@@ -48,13 +52,19 @@ final class ReferenceSkippingTests: XCTestCase {
 
     func testOnlyPicturesEndingBeforeTheSegmentQualify() {
         let frame = ClockTime(nanoseconds: 33_333_333)
-        XCTAssertTrue(H264AccessUnit.endsBeforeSegment(time: .milliseconds(900), duration: frame,
-                                                       segmentStart: .milliseconds(1000)))
+        XCTAssertTrue(
+            H264AccessUnit.endsBeforeSegment(
+                time: .milliseconds(900), duration: frame,
+                segmentStart: .milliseconds(1000)))
         // On screen at the segment start: it may be the frame asked for.
-        XCTAssertFalse(H264AccessUnit.endsBeforeSegment(time: .milliseconds(980), duration: frame,
-                                                        segmentStart: .milliseconds(1000)))
-        XCTAssertFalse(H264AccessUnit.endsBeforeSegment(time: .milliseconds(900), duration: nil,
-                                                        segmentStart: .milliseconds(1000)))
+        XCTAssertFalse(
+            H264AccessUnit.endsBeforeSegment(
+                time: .milliseconds(980), duration: frame,
+                segmentStart: .milliseconds(1000)))
+        XCTAssertFalse(
+            H264AccessUnit.endsBeforeSegment(
+                time: .milliseconds(900), duration: nil,
+                segmentStart: .milliseconds(1000)))
         XCTAssertFalse(H264AccessUnit.endsBeforeSegment(time: nil, duration: frame, segmentStart: .milliseconds(1000)))
     }
 }

@@ -2,16 +2,18 @@
 
 import Foundation
 import XCTest
-@testable import FilmtoneGst
+
 @testable import FilmtoneCore
+@testable import FilmtoneGst
 @testable import FilmtoneLooks
 
 final class PreviewAndExportOptionsTests: XCTestCase {
     private func json(_ object: [String: Any]) throws -> Data { try JSONSerialization.data(withJSONObject: object) }
 
-    private func assertRefused(_ message: String, file: StaticString = #filePath, line: UInt = #line,
-                               _ body: () throws -> Any)
-    {
+    private func assertRefused(
+        _ message: String, file: StaticString = #filePath, line: UInt = #line,
+        _ body: () throws -> Any
+    ) {
         XCTAssertThrowsError(try body(), file: file, line: line) { error in
             XCTAssertEqual((error as? FilmtoneError)?.code, .invalidArgument, "\(error)", file: file, line: line)
             XCTAssertEqual((error as? FilmtoneError)?.message, message, file: file, line: line)
@@ -41,18 +43,22 @@ final class PreviewAndExportOptionsTests: XCTestCase {
     }
 
     func testPreviewRequestReadsEveryKeyAndRefusesUnknownKeysAndWrongTypes() throws {
-        let options = try PreviewOptions.fromJSON(try json([
-            "source": "a.mp4", "output": "o.png", "headers": ["X-A: 1"], "inputLut": "i.cube", "creativeLut": "c.cube",
-            "intensity": 0.25, "interpolation": "nearest", "timeMs": 1500, "toleranceMs": 40, "maxWidth": 320,
-            "maxHeight": 200, "format": "jpeg", "quality": 0.5, "timeoutMs": 900, "mezzanine": "off",
-            "mezzanineDir": "/m",
-        ]))
-        XCTAssertEqual([options.source, options.output, options.inputLUT, options.creativeLUT, options.interpolation],
-                       ["a.mp4", "o.png", "i.cube", "c.cube", "nearest"])
+        let options = try PreviewOptions.fromJSON(
+            try json([
+                "source": "a.mp4", "output": "o.png", "headers": ["X-A: 1"], "inputLut": "i.cube",
+                "creativeLut": "c.cube",
+                "intensity": 0.25, "interpolation": "nearest", "timeMs": 1500, "toleranceMs": 40, "maxWidth": 320,
+                "maxHeight": 200, "format": "jpeg", "quality": 0.5, "timeoutMs": 900, "mezzanine": "off",
+                "mezzanineDir": "/m",
+            ]))
+        XCTAssertEqual(
+            [options.source, options.output, options.inputLUT, options.creativeLUT, options.interpolation],
+            ["a.mp4", "o.png", "i.cube", "c.cube", "nearest"])
         XCTAssertEqual(options.headers, ["X-A: 1"])
         XCTAssertEqual(options.intensity, 0.25)
-        XCTAssertEqual([options.timeMilliseconds, options.toleranceMilliseconds, options.timeoutMilliseconds],
-                       [1500, 40, 900])
+        XCTAssertEqual(
+            [options.timeMilliseconds, options.toleranceMilliseconds, options.timeoutMilliseconds],
+            [1500, 40, 900])
         XCTAssertEqual([options.maxWidth, options.maxHeight], [320, 200])
         XCTAssertEqual([options.format, options.mezzanine, options.mezzanineDirectory], ["jpeg", "off", "/m"])
         XCTAssertEqual(options.quality, 0.5)
@@ -84,21 +90,24 @@ final class PreviewAndExportOptionsTests: XCTestCase {
     }
 
     func testExportRequestIsThePreviewsPlusTheExportFields() throws {
-        let options = try ExportOptions.fromJSON(try json([
-            "source": "a.mp4", "output": "o.mp4", "creativeLut": "c.cube", "intensity": 0.5, "timeMs": 1000,
-            "format": "png", "mezzanine": "auto", "preset": "h264-mp4", "maxWidth": 160, "audio": "none",
-            "depth": 10, "buildMezzanine": true, "overwrite": true, "workspace": "/w", "timeoutMs": 5000,
-            "startMs": 100, "endMs": 900,
-        ]))
-        XCTAssertEqual([options.source, options.output, options.creativeLUT, options.preset, options.workspace],
-                       ["a.mp4", "o.mp4", "c.cube", "h264-mp4", "/w"])
+        let options = try ExportOptions.fromJSON(
+            try json([
+                "source": "a.mp4", "output": "o.mp4", "creativeLut": "c.cube", "intensity": 0.5, "timeMs": 1000,
+                "format": "png", "mezzanine": "auto", "preset": "h264-mp4", "maxWidth": 160, "audio": "none",
+                "depth": 10, "buildMezzanine": true, "overwrite": true, "workspace": "/w", "timeoutMs": 5000,
+                "startMs": 100, "endMs": 900,
+            ]))
+        XCTAssertEqual(
+            [options.source, options.output, options.creativeLUT, options.preset, options.workspace],
+            ["a.mp4", "o.mp4", "c.cube", "h264-mp4", "/w"])
         XCTAssertEqual(options.intensity, 0.5)
         XCTAssertEqual([options.maxWidth, options.maxHeight], [160, 16384], "the export's own default box")
         XCTAssertEqual(options.audio, .none)
         XCTAssertEqual(options.depth, .ten)
         XCTAssertEqual([options.mezzanine, options.overwrite], [true, true])
-        XCTAssertEqual([options.timeoutMilliseconds, options.startMilliseconds, options.endMilliseconds],
-                       [5000, 100, 900])
+        XCTAssertEqual(
+            [options.timeoutMilliseconds, options.startMilliseconds, options.endMilliseconds],
+            [5000, 100, 900])
         XCTAssertEqual(try ExportOptions.fromJSON(try json(["source": "a.mp4", "depth": "8"])).depth, .eight)
         XCTAssertNil(try ExportOptions.fromJSON(try json(["source": "a.mp4"])).timeoutMilliseconds)
 
@@ -161,11 +170,13 @@ final class PreviewAndExportOptionsTests: XCTestCase {
 
         let relative = try preview { $0.output = "rel/a.png" }
         XCTAssertEqual(relative.output.path, FileManager.default.currentDirectoryPath + "/rel/a.png")
-        XCTAssertEqual(try export { $0.output = "rel/a.mp4" }.output.path,
-                       FileManager.default.currentDirectoryPath + "/rel/a.mp4")
+        XCTAssertEqual(
+            try export { $0.output = "rel/a.mp4" }.output.path,
+            FileManager.default.currentDirectoryPath + "/rel/a.mp4")
         XCTAssertNil(try export { $0.creativeLUT = "" }.look, "an empty slot is no LUT: no ftlut in the export")
-        XCTAssertEqual(try preview { $0.intensity = 0.3 }.frame.look,
-                       LookSettings(inputLUT: nil, creativeLUT: nil, intensity: 0.3, interpolation: .tetrahedral),
-                       "a preview always has its ftlut settings")
+        XCTAssertEqual(
+            try preview { $0.intensity = 0.3 }.frame.look,
+            LookSettings(inputLUT: nil, creativeLUT: nil, intensity: 0.3, interpolation: .tetrahedral),
+            "a preview always has its ftlut settings")
     }
 }

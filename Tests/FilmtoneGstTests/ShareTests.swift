@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import FilmtoneGst
 
 /// The URI `ftgst share` hands to a desktop handler.

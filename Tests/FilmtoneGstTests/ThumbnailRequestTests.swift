@@ -1,6 +1,7 @@
 import XCTest
-@testable import FilmtoneGst
+
 @testable import FilmtoneCore
+@testable import FilmtoneGst
 
 final class ThumbnailRequestTests: XCTestCase {
     private func code(_ change: (inout ThumbnailOptions) -> Void) -> FilmtoneError.Code? {

@@ -1,5 +1,5 @@
-import FilmtoneTestSupport
 import Dispatch
+import FilmtoneTestSupport
 import Foundation
 import Synchronization
 import XCTest
@@ -48,14 +48,30 @@ final class LUTKernel16Tests: XCTestCase {
         let colourCorrect = try SharedLUTs.load("colour-science/iridas_cube/Colour_Correct.cube")
         let logC = try SharedLUTs.load("colour-science/resolve_cube/LogC_Video.cube")
         let looks: [(String, Look)] = [
-            ("3D + 33³ tetrahedral 0.6", try Look(inputLUT: colourCorrect, creativeLUT: LUTKernelTests.synthetic,
-                                                  intensity: 0.6)),
-            ("3D + 33³ trilinear 0.35", try Look(inputLUT: colourCorrect, creativeLUT: LUTKernelTests.synthetic,
-                                                 intensity: 0.35, interpolation: .trilinear)),
-            ("shaper + 33³ tetrahedral 0.8", try Look(inputLUT: logC, creativeLUT: LUTKernelTests.synthetic,
-                                                      intensity: 0.8)),
-            ("33³ + shaper nearest 0.5", try Look(inputLUT: LUTKernelTests.synthetic, creativeLUT: logC,
-                                                  intensity: 0.5, interpolation: .nearest)),
+            (
+                "3D + 33³ tetrahedral 0.6",
+                try Look(
+                    inputLUT: colourCorrect, creativeLUT: LUTKernelTests.synthetic,
+                    intensity: 0.6)
+            ),
+            (
+                "3D + 33³ trilinear 0.35",
+                try Look(
+                    inputLUT: colourCorrect, creativeLUT: LUTKernelTests.synthetic,
+                    intensity: 0.35, interpolation: .trilinear)
+            ),
+            (
+                "shaper + 33³ tetrahedral 0.8",
+                try Look(
+                    inputLUT: logC, creativeLUT: LUTKernelTests.synthetic,
+                    intensity: 0.8)
+            ),
+            (
+                "33³ + shaper nearest 0.5",
+                try Look(
+                    inputLUT: LUTKernelTests.synthetic, creativeLUT: logC,
+                    intensity: 0.5, interpolation: .nearest)
+            ),
             ("3D + 33³ tetrahedral 1", try Look(inputLUT: colourCorrect, creativeLUT: LUTKernelTests.synthetic)),
         ]
         for (label, look) in looks {
@@ -69,8 +85,11 @@ final class LUTKernel16Tests: XCTestCase {
         let input = try SharedLUTs.load("colour-science/iridas_cube/Colour_Correct.cube")
         let pixel = SIMD3<UInt16>(51_234, 9_000, 30_001)
         let outputs = try [0, 0.5, 1].map { intensity in
-            try Self.applied(LUTKernel16(look: try Look(inputLUT: input, creativeLUT: LUTKernelTests.synthetic,
-                                                     intensity: intensity)), [pixel])[0]
+            try Self.applied(
+                LUTKernel16(
+                    look: try Look(
+                        inputLUT: input, creativeLUT: LUTKernelTests.synthetic,
+                        intensity: intensity)), [pixel])[0]
         }
         XCTAssertNotEqual(outputs[1], outputs[0])
         XCTAssertNotEqual(outputs[1], outputs[2])
@@ -103,14 +122,16 @@ final class LUTKernel16Tests: XCTestCase {
     /// 1D-only looks need no 3D table: per-channel tables from the reference itself, exact on any input.
     func testOneDimensionalLooksAreExactPerChannel() throws {
         var random = PixelRandom(seed: 19)
-        let look = try Look(inputLUT: try SharedLUTs.load("ocio/iridas_1d.cube"),
-                            creativeLUT: try SharedLUTs.load("colour-science/iridas_cube/ACES_Proxy_10_to_ACES.cube"),
-                            intensity: 0.5)
+        let look = try Look(
+            inputLUT: try SharedLUTs.load("ocio/iridas_1d.cube"),
+            creativeLUT: try SharedLUTs.load("colour-science/iridas_cube/ACES_Proxy_10_to_ACES.cube"),
+            intensity: 0.5)
         let kernel = try LUTKernel16(look: look)
         XCTAssertEqual(kernel.strategy, .perChannel)
         XCTAssertEqual(kernel.tableByteCount, 3 * 65536 * 2)
-        try assertMatches(look, Self.randomInputs(4000, &random) + Self.greyRamp10(), "1D + 1D", tolerance: 0,
-                      kernel: kernel)
+        try assertMatches(
+            look, Self.randomInputs(4000, &random) + Self.greyRamp10(), "1D + 1D", tolerance: 0,
+            kernel: kernel)
     }
 
     // MARK: - Frames
@@ -120,8 +141,9 @@ final class LUTKernel16Tests: XCTestCase {
     /// keep their bytes.
     func testLayoutsStridesAlphaAndPadding() throws {
         var random = PixelRandom(seed: 20)
-        let look = try Look(inputLUT: try SharedLUTs.load("colour-science/iridas_cube/Colour_Correct.cube"),
-                            creativeLUT: LUTKernelTests.synthetic, intensity: 0.7)
+        let look = try Look(
+            inputLUT: try SharedLUTs.load("colour-science/iridas_cube/Colour_Correct.cube"),
+            creativeLUT: LUTKernelTests.synthetic, intensity: 0.7)
         let kernel = try LUTKernel16(look: look)
         let (width, height) = (263, 251)  // 66 013 pixels: over the threshold for splitting across threads
         XCTAssertGreaterThan(width * height, LUTKernel.parallelPixelThreshold)
@@ -153,16 +175,19 @@ final class LUTKernel16Tests: XCTestCase {
     /// Small and odd frame sizes through every strategy.
     func testFrameSizes() throws {
         var random = PixelRandom(seed: 21)
-        let looks = [try Look(), try Look(inputLUT: try SharedLUTs.load("colour-science/iridas_cube/Demo.cube")),
-                     try Look(inputLUT: LUTKernelTests.synthetic, interpolation: .trilinear)]
+        let looks = [
+            try Look(), try Look(inputLUT: try SharedLUTs.load("colour-science/iridas_cube/Demo.cube")),
+            try Look(inputLUT: LUTKernelTests.synthetic, interpolation: .trilinear),
+        ]
         for look in looks {
             let kernel = try LUTKernel16(look: look)
             for (width, height) in [(1, 1), (1, 7), (7, 1), (3, 5), (129, 3)] {
                 let pixels = Self.randomInputs(width * height, &random)
                 let outputs = Self.applied(kernel, pixels, width: width)
                 for (input, output) in zip(pixels, outputs) {
-                    XCTAssertLessThanOrEqual(difference16(output, look.reference16(input)), Self.contract,
-                                             "\(kernel.strategy) \(width)×\(height)")
+                    XCTAssertLessThanOrEqual(
+                        difference16(output, look.reference16(input)), Self.contract,
+                        "\(kernel.strategy) \(width)×\(height)")
                 }
             }
         }
@@ -175,7 +200,8 @@ final class LUTKernel16Tests: XCTestCase {
         for blue in 0..<size {
             for green in 0..<size {
                 for red in 0..<size {
-                    text += "\(Double(red) / Double(size - 1)) \(Double(green) / Double(size - 1)) "
+                    text +=
+                        "\(Double(red) / Double(size - 1)) \(Double(green) / Double(size - 1)) "
                         + "\(Double(blue) / Double(size - 1))\n"
                 }
             }
@@ -187,8 +213,9 @@ final class LUTKernel16Tests: XCTestCase {
     static func randomInputs(_ count: Int, _ random: inout PixelRandom) -> [SIMD3<UInt16>] {
         (0..<count).map { index in
             if index % 97 == 0 { return SIMD3(0, 65535, UInt16.random(in: 0...65535, using: &random)) }
-            return SIMD3(UInt16.random(in: 0...65535, using: &random), UInt16.random(in: 0...65535, using: &random),
-                         UInt16.random(in: 0...65535, using: &random))
+            return SIMD3(
+                UInt16.random(in: 0...65535, using: &random), UInt16.random(in: 0...65535, using: &random),
+                UInt16.random(in: 0...65535, using: &random))
         }
     }
 
@@ -199,9 +226,10 @@ final class LUTKernel16Tests: XCTestCase {
     static func channelRamps10(_ random: inout PixelRandom) -> [SIMD3<UInt16>] {
         (0..<3).flatMap { channel in
             (0..<1024).map { code in
-                var pixel = SIMD3(widened10(Int.random(in: 0..<1024, using: &random)),
-                                  widened10(Int.random(in: 0..<1024, using: &random)),
-                                  widened10(Int.random(in: 0..<1024, using: &random)))
+                var pixel = SIMD3(
+                    widened10(Int.random(in: 0..<1024, using: &random)),
+                    widened10(Int.random(in: 0..<1024, using: &random)),
+                    widened10(Int.random(in: 0..<1024, using: &random)))
                 pixel[channel] = widened10(code)
                 return pixel
             }
@@ -210,8 +238,10 @@ final class LUTKernel16Tests: XCTestCase {
 
     /// Runs `inputs` through the kernel as a tight RGBA64 frame of `width` pixels a row (alpha 0xA55A), and
     /// checks that alpha is kept.
-    static func applied(_ kernel: LUTKernel16, _ inputs: [SIMD3<UInt16>], width: Int? = nil,
-                        file: StaticString = #filePath, line: UInt = #line) -> [SIMD3<UInt16>] {
+    static func applied(
+        _ kernel: LUTKernel16, _ inputs: [SIMD3<UInt16>], width: Int? = nil,
+        file: StaticString = #filePath, line: UInt = #line
+    ) -> [SIMD3<UInt16>] {
         let width = width ?? min(256, max(1, inputs.count))
         let height = (inputs.count + width - 1) / width
         var frame = [UInt16](repeating: 0xA55A, count: width * height * 4)
@@ -221,16 +251,19 @@ final class LUTKernel16Tests: XCTestCase {
         frame.withUnsafeMutableBytes {
             kernel.apply(to: $0.baseAddress!, width: width, height: height, stride: width * 8, layout: .rgba64)
         }
-        XCTAssertTrue(Swift.stride(from: 3, to: frame.count, by: 4).allSatisfy { frame[$0] == 0xA55A },
-                      "alpha changed", file: file, line: line)
+        XCTAssertTrue(
+            Swift.stride(from: 3, to: frame.count, by: 4).allSatisfy { frame[$0] == 0xA55A },
+            "alpha changed", file: file, line: line)
         return inputs.indices.map { SIMD3(frame[$0 * 4], frame[$0 * 4 + 1], frame[$0 * 4 + 2]) }
     }
 
     /// Runs `inputs` through `kernel` (a new one for `look` by default) and compares each with the reference on
     /// all cores; returns the worst difference and reports the first failures.
     @discardableResult
-    func assertMatches(_ look: Look, _ inputs: [SIMD3<UInt16>], _ label: String, tolerance: Int = contract,
-                       kernel: LUTKernel16? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+    func assertMatches(
+        _ look: Look, _ inputs: [SIMD3<UInt16>], _ label: String, tolerance: Int = contract,
+        kernel: LUTKernel16? = nil, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> Int {
         let outputs = try Self.applied(kernel ?? LUTKernel16(look: look), inputs, file: file, line: line)
         let chunks = 16
         // Per chunk: the worst difference and the first failing index (-1: none), computed locally, stored once.
@@ -251,8 +284,9 @@ final class LUTKernel16Tests: XCTestCase {
         let examples = firstFailure.filter { $0 >= 0 }.prefix(3).map {
             "input \(inputs[$0]): kernel \(outputs[$0]), reference \(look.reference16(inputs[$0]))"
         }
-        XCTAssertLessThanOrEqual(overall, tolerance, "\(label): \(examples.joined(separator: "; "))", file: file,
-                                 line: line)
+        XCTAssertLessThanOrEqual(
+            overall, tolerance, "\(label): \(examples.joined(separator: "; "))", file: file,
+            line: line)
         return overall
     }
 }

@@ -1,5 +1,5 @@
-import FilmtoneTestSupport
 import Dispatch
+import FilmtoneTestSupport
 import Foundation
 import XCTest
 

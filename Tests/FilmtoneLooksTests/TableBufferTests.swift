@@ -1,5 +1,6 @@
 import FilmtoneTestSupport
 import XCTest
+
 @testable import FilmtoneCore
 @testable import FilmtoneLooks
 

@@ -23,8 +23,9 @@ final class YUVKernelTests: XCTestCase {
         for c in [YUVColorimetry.bt601, .bt709, .bt2020, .bt709.fullRange(true)] {
             // The library's unrounded conversions agree with the test's.
             let library = c.rgb(y: 81, u: 90, v: 240)
-            XCTAssertEqual(SIMD3(YUVReference.code(library.x), YUVReference.code(library.y), YUVReference.code(library.z)),
-                           YUVReference.rgb(SIMD3(81, 90, 240), c), "\(c)")
+            XCTAssertEqual(
+                SIMD3(YUVReference.code(library.x), YUVReference.code(library.y), YUVReference.code(library.z)),
+                YUVReference.rgb(SIMD3(81, 90, 240), c), "\(c)")
         }
         XCTAssertEqual(YUVColorimetry.gstreamerDefault(height: 576), .bt601)
         XCTAssertEqual(YUVColorimetry.gstreamerDefault(height: 1080), .bt709)
@@ -49,7 +50,8 @@ final class YUVKernelTests: XCTestCase {
                 XCTAssertEqual(kernel.tableByteCount, 64 << 20)
                 var inputs: [SIMD3<Int>] = []
                 // Few (U, V) rows: debug builds fill the rows used, 256 entries each.
-                let chroma = edges.map { SIMD2($0, $0) } + edges.map { SIMD2($0, 255 - $0) }
+                let chroma =
+                    edges.map { SIMD2($0, $0) } + edges.map { SIMD2($0, 255 - $0) }
                     + (0..<24).map { _ in SIMD2(random.code(), random.code()) }
                 for uv in chroma {
                     inputs += edges.map { SIMD3($0, uv.x, uv.y) }
@@ -94,8 +96,12 @@ final class YUVKernelTests: XCTestCase {
                     var frame = Frame420(width: width, height: height, seed: UInt64(width * 100 + height))
                     let expected = frame.reference(look, c)
                     frame.apply(kernel, nv12: nv12, lumaPadding: 5, chromaPadding: 3)
-                    XCTAssertNotEqual(frame.planes, Frame420(width: width, height: height,
-                                                             seed: UInt64(width * 100 + height)).planes)
+                    XCTAssertNotEqual(
+                        frame.planes,
+                        Frame420(
+                            width: width, height: height,
+                            seed: UInt64(width * 100 + height)
+                        ).planes)
                     XCTAssertLessThanOrEqual(frame.maxDifference(expected), 1, "\(c) \(width)×\(height) nv12 \(nv12)")
                 }
             }

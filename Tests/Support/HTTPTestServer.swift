@@ -5,8 +5,9 @@
 // so `stop()` can end any handler, even one that is stalling on purpose, within a few tens of milliseconds.
 
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An HTTP/1.1 file server bound to 127.0.0.1 on a kernel-chosen port, with routes that misbehave on purpose.
@@ -154,8 +155,10 @@ private final class Core: @unchecked Sendable {
         self.root = root.standardizedFileURL.resolvingSymlinksInPath()
 
         // Non-blocking so that accept() after a spurious poll() wake-up never blocks the accept thread.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-            | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            AF_INET,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+                | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HTTPTestServer.SocketError(description: "socket(): \(Core.errnoText())") }
 
         // SO_REUSEADDR so that many servers started and stopped in quick succession never trip over sockets
@@ -393,8 +396,9 @@ private final class Core: @unchecked Sendable {
         if let rest = after("/auth/") {
             let (name, value) = requiredHeader
             guard request.headers[name.lowercased()] == value else {
-                return conn.sendSimple(status: 401, body: "unauthorized: missing or wrong \(name)\n", head: isHead,
-                                       keepAlive: keepAlive)
+                return conn.sendSimple(
+                    status: 401, body: "unauthorized: missing or wrong \(name)\n", head: isHead,
+                    keepAlive: keepAlive)
             }
             return serveFile(rest, mode: .media, request: request, keepAlive: keepAlive, conn: conn)
         }
@@ -407,25 +411,29 @@ private final class Core: @unchecked Sendable {
         if target.hasPrefix("/redirect/") {
             // Keep the query string: only the "/redirect" segment is removed from the original target.
             let location = String(request.path.dropFirst("/redirect".count))
-            return conn.sendSimple(status: 302, extra: [("Location", location)], body: "redirecting to \(location)\n",
-                                   head: isHead, keepAlive: keepAlive)
+            return conn.sendSimple(
+                status: 302, extra: [("Location", location)], body: "redirecting to \(location)\n",
+                head: isHead, keepAlive: keepAlive)
         }
         if let rest = after("/status/") {
             let codeText = rest.split(separator: "/", omittingEmptySubsequences: false).first.map(String.init) ?? ""
             guard let code = Int(codeText), (200...599).contains(code) else {
-                return conn.sendSimple(status: 400, body: "bad status code '\(codeText)'\n", head: isHead,
-                                       keepAlive: keepAlive)
+                return conn.sendSimple(
+                    status: 400, body: "bad status code '\(codeText)'\n", head: isHead,
+                    keepAlive: keepAlive)
             }
             if code == 204 || code == 304 {  // these must not carry a body
                 return conn.sendHeaderOnly(status: code, keepAlive: keepAlive)
             }
-            return conn.sendSimple(status: code, body: "status \(code) \(Core.reason(code))\n", head: isHead,
-                                   keepAlive: keepAlive)
+            return conn.sendSimple(
+                status: code, body: "status \(code) \(Core.reason(code))\n", head: isHead,
+                keepAlive: keepAlive)
         }
         if target.hasPrefix("/html/") {
-            return conn.sendSimple(status: 200, contentType: "text/html",
-                                   body: "<!DOCTYPE html><html><body>not media</body></html>", head: isHead,
-                                   keepAlive: keepAlive)
+            return conn.sendSimple(
+                status: 200, contentType: "text/html",
+                body: "<!DOCTYPE html><html><body>not media</body></html>", head: isHead,
+                keepAlive: keepAlive)
         }
         return conn.sendSimple(status: 404, body: "not found\n", head: isHead, keepAlive: keepAlive)
     }
@@ -444,12 +452,15 @@ private final class Core: @unchecked Sendable {
         return resolved
     }
 
-    private func serveFile(_ rest: String, mode: FileMode, request: Request, keepAlive: Bool,
-                           conn: Connection) -> Outcome {
+    private func serveFile(
+        _ rest: String, mode: FileMode, request: Request, keepAlive: Bool,
+        conn: Connection
+    ) -> Outcome {
         let isHead = request.method == "HEAD"
         guard request.method == "GET" || isHead else {
-            return conn.sendSimple(status: 405, extra: [("Allow", "GET, HEAD")], body: "method not allowed\n",
-                                   head: false, keepAlive: keepAlive)
+            return conn.sendSimple(
+                status: 405, extra: [("Allow", "GET, HEAD")], body: "method not allowed\n",
+                head: false, keepAlive: keepAlive)
         }
         guard let file = resolveFile(rest) else {
             return conn.sendSimple(status: 404, body: "not found\n", head: isHead, keepAlive: keepAlive)
@@ -481,8 +492,10 @@ private final class Core: @unchecked Sendable {
                 guard conn.sendHead(status: 416, headers: headers, keepAlive: keepAlive) else { return .closeNow }
             case .range(let start, let end):
                 let length = end - start + 1
-                let headers = [("Content-Type", type), ("Content-Length", "\(length)"),
-                               ("Content-Range", "bytes \(start)-\(end)/\(size)"), accept]
+                let headers = [
+                    ("Content-Type", type), ("Content-Length", "\(length)"),
+                    ("Content-Range", "bytes \(start)-\(end)/\(size)"), accept,
+                ]
                 guard conn.sendHead(status: 206, headers: headers, keepAlive: keepAlive) else { return .closeNow }
                 if isHead { return keepAlive ? .keepAlive : .close }
                 guard conn.sendFile(fileFD, from: start, count: length, pace: pace) else { return .closeNow }
@@ -704,9 +717,10 @@ private final class Connection {
             lastName = name
         }
 
-        let tokens = Set((headers["connection"] ?? "").lowercased().split(separator: ",").map {
-            $0.trimmingCharacters(in: .whitespaces)
-        })
+        let tokens = Set(
+            (headers["connection"] ?? "").lowercased().split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            })
         var keepAlive = version == "HTTP/1.0" ? tokens.contains("keep-alive") : !tokens.contains("close")
 
         // Only GET/HEAD are expected, but skip any body so the next request on the connection parses cleanly.
@@ -715,8 +729,9 @@ private final class Connection {
         } else if let lengthText = headers["content-length"], let length = Int(lengthText), length > 0 {
             if !discardBody(length) { return nil }
         }
-        return .request(HTTPTestServer.Request(method: method, path: target, headers: headers),
-                        keepAlive: keepAlive)
+        return .request(
+            HTTPTestServer.Request(method: method, path: target, headers: headers),
+            keepAlive: keepAlive)
     }
 
     private func discardBody(_ length: Int) -> Bool {
@@ -771,8 +786,10 @@ private final class Connection {
 
     /// Sends a small complete response. For HEAD only the head goes out, with the Content-Length of the body.
     @discardableResult
-    package func sendSimple(status: Int, contentType: String = "text/plain; charset=utf-8", extra: [(String, String)] = [],
-                    body: String, head: Bool, keepAlive: Bool) -> Core.Outcome {
+    package func sendSimple(
+        status: Int, contentType: String = "text/plain; charset=utf-8", extra: [(String, String)] = [],
+        body: String, head: Bool, keepAlive: Bool
+    ) -> Core.Outcome {
         let bodyBytes = Array(body.utf8)
         let headers = [("Content-Type", contentType), ("Content-Length", "\(bodyBytes.count)")] + extra
         guard sendHead(status: status, headers: headers, keepAlive: keepAlive) else { return .closeNow }

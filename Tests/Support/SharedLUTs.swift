@@ -1,7 +1,6 @@
+import FilmtoneLooks
 import Foundation
 import XCTest
-
-import FilmtoneLooks
 
 /// The reference LUTs and vectors in `<packageRoot>/Tests/Resources/luts` (OpenColorIO's and colour-science's test
 /// files, BSD-3-Clause; see the README there), written by other projects and checked in, so the tests need nothing
@@ -33,7 +32,7 @@ package enum SharedLUTs {
     package static func allCubeFiles(file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue,
-              let walker = FileManager.default.enumerator(atPath: root.path)
+            let walker = FileManager.default.enumerator(atPath: root.path)
         else {
             XCTFail("reference LUT folder missing: \(root.path)", file: file, line: line)
             throw CocoaError(.fileNoSuchFile)
@@ -126,8 +125,10 @@ extension Look {
     package func referenceApply(toPacked input: [UInt8], layout: PackedRGBLayout = .rgb) -> [UInt8] {
         var output = input
         for index in stride(from: 0, to: input.count - layout.bytesPerPixel + 1, by: layout.bytesPerPixel) {
-            let rgb = SIMD3<Double>(Double(input[index + layout.red]), Double(input[index + layout.green]),
-                                    Double(input[index + layout.blue])) / 255
+            let rgb =
+                SIMD3<Double>(
+                    Double(input[index + layout.red]), Double(input[index + layout.green]),
+                    Double(input[index + layout.blue])) / 255
             let mapped = apply(rgb)
             output[index + layout.red] = LUTKernel.code(mapped.x)
             output[index + layout.green] = LUTKernel.code(mapped.y)

@@ -26,8 +26,9 @@ package struct SlowRemoteClip {
     package init(_ testCase: XCTestCase, file: StaticString = #filePath, line: UInt = #line) throws {
         let root = try TestEnvironment.temporaryDirectory(testCase)
         let name = "long-faststart.mp4"
-        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture(name, file: file, line: line),
-                                         toPath: root.appendingPathComponent(name).path)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture(name, file: file, line: line),
+            toPath: root.appendingPathComponent(name).path)
         let size = try XCTUnwrap(
             try FileManager.default.attributesOfItem(atPath: root.appendingPathComponent(name).path)[.size]
                 as? Int64, file: file, line: line)

@@ -25,6 +25,7 @@ package func assertCancelledWhileStalled<T: Sendable>(
     } catch {
         XCTFail("expected a FilmtoneError, got \(error)", file: file, line: line)
     }
-    XCTAssertLessThan(ContinuousClock.now - cancelledAt, .seconds(5), "a cancel stops promptly", file: file,
-                      line: line)
+    XCTAssertLessThan(
+        ContinuousClock.now - cancelledAt, .seconds(5), "a cancel stops promptly", file: file,
+        line: line)
 }

@@ -73,8 +73,9 @@ package struct Frame420: Equatable {
     /// Int.max, so a bound on the result fails too).
     package func maxDifference(_ other: Frame420, file: StaticString = #filePath, line: UInt = #line) -> Int {
         guard width == other.width, height == other.height, planes.map(\.count) == other.planes.map(\.count) else {
-            XCTFail("frames differ in size: \(width)×\(height) vs \(other.width)×\(other.height)", file: file,
-                    line: line)
+            XCTFail(
+                "frames differ in size: \(width)×\(height) vs \(other.width)×\(other.height)", file: file,
+                line: line)
             return Int.max
         }
         return zip(planes.joined(), other.planes.joined()).map { abs(Int($0) - Int($1)) }.max() ?? 0
@@ -106,19 +107,23 @@ package struct Frame420: Equatable {
         luma.withUnsafeMutableBufferPointer { luma in
             cb.withUnsafeMutableBufferPointer { cb in
                 cr.withUnsafeMutableBufferPointer { cr in
-                    let planes = nv12
-                        ? YUV420Planes.nv12(luma: luma.baseAddress!, lumaStride: lumaStride, chroma: cb.baseAddress!,
-                                            chromaStride: chromaStride)
-                        : .i420(luma: luma.baseAddress!, lumaStride: lumaStride, cb: cb.baseAddress!,
-                                cr: cr.baseAddress!, chromaStride: chromaStride, crStride: crStride)
+                    let planes =
+                        nv12
+                        ? YUV420Planes.nv12(
+                            luma: luma.baseAddress!, lumaStride: lumaStride, chroma: cb.baseAddress!,
+                            chromaStride: chromaStride)
+                        : .i420(
+                            luma: luma.baseAddress!, lumaStride: lumaStride, cb: cb.baseAddress!,
+                            cr: cr.baseAddress!, chromaStride: chromaStride, crStride: crStride)
                     kernel.apply(to: planes, width: width, height: height)
                 }
             }
         }
         for row in 0..<height {
             for x in 0..<width { y[row * width + x] = luma[row * lumaStride + x] }
-            XCTAssertTrue(luma[row * lumaStride + width..<(row + 1) * lumaStride].allSatisfy { $0 == 0xA5 },
-                          "luma padding changed")
+            XCTAssertTrue(
+                luma[row * lumaStride + width..<(row + 1) * lumaStride].allSatisfy { $0 == 0xA5 },
+                "luma padding changed")
         }
         for row in 0..<chromaHeight {
             for x in 0..<chromaWidth {
@@ -126,11 +131,13 @@ package struct Frame420: Equatable {
                 v[row * chromaWidth + x] = nv12 ? cb[row * chromaStride + 2 * x + 1] : cr[row * crStride + x]
             }
             let used = chromaWidth * (nv12 ? 2 : 1)
-            XCTAssertTrue(cb[row * chromaStride + used..<(row + 1) * chromaStride].allSatisfy { $0 == 0xA5 },
-                          "chroma padding changed")
+            XCTAssertTrue(
+                cb[row * chromaStride + used..<(row + 1) * chromaStride].allSatisfy { $0 == 0xA5 },
+                "chroma padding changed")
             if !nv12 {
-                XCTAssertTrue(cr[row * crStride + used..<(row + 1) * crStride].allSatisfy { $0 == 0xA5 },
-                              "chroma padding changed")
+                XCTAssertTrue(
+                    cr[row * crStride + used..<(row + 1) * crStride].allSatisfy { $0 == 0xA5 },
+                    "chroma padding changed")
             } else {
                 XCTAssertTrue(cr.allSatisfy { $0 == 0xA5 }, "NV12 uses one chroma plane")
             }

@@ -25,8 +25,9 @@ package enum TestEnvironment {
     package static func fixture(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         let path = fixtures.appendingPathComponent(name).path
         guard FileManager.default.fileExists(atPath: path) else {
-            XCTFail("fixture \(name) missing: run `make fixtures` (scripts/fixtures \(fixtures.path))",
-                    file: file, line: line)
+            XCTFail(
+                "fixture \(name) missing: run `make fixtures` (scripts/fixtures \(fixtures.path))",
+                file: file, line: line)
             throw CocoaError(.fileNoSuchFile)
         }
         return path
@@ -66,9 +67,10 @@ package struct ProcessResult {
 
 package enum Run {
     /// Runs `executable` with `arguments`, killing it if it outlives `timeout` seconds (every wait has a deadline).
-    package static func process(_ executable: URL, _ arguments: [String], environment: [String: String] = [:],
-                        timeout: TimeInterval = 60) throws -> ProcessResult
-    {
+    package static func process(
+        _ executable: URL, _ arguments: [String], environment: [String: String] = [:],
+        timeout: TimeInterval = 60
+    ) throws -> ProcessResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -115,14 +117,16 @@ package enum Run {
     }
 
     /// Runs the built `ftgst` binary.
-    package static func ftgst(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60) throws
+    package static func ftgst(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60)
+        throws
         -> ProcessResult
     {
         try process(TestEnvironment.binary, arguments, environment: environment, timeout: timeout)
     }
 
     /// Runs a tool from PATH (ffmpeg, ffprobe, gst-launch-1.0).
-    package static func tool(_ name: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ProcessResult {
+    package static func tool(_ name: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ProcessResult
+    {
         try process(URL(fileURLWithPath: "/usr/bin/env"), [name] + arguments, timeout: timeout)
     }
 }
@@ -178,8 +182,12 @@ package struct DecodedImage {
 
     /// Decodes an image file (JPEG/PNG) with ffmpeg. The size is read with ffprobe first.
     package static func read(_ path: String) throws -> DecodedImage {
-        let probe = try Run.tool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
-                                             "stream=width,height", "-of", "csv=p=0", path])
+        let probe = try Run.tool(
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "v:0", "-show_entries",
+                "stream=width,height", "-of", "csv=p=0", path,
+            ])
         let parts = probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
         guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]) else {
             XCTFail("ffprobe gave no size for \(path): \(probe.stdout) \(probe.stderr)")
@@ -194,9 +202,11 @@ package struct DecodedImage {
     package static func frame(of video: String, index: Int, width: Int, height: Int, scaler: String = "bilinear") throws
         -> DecodedImage
     {
-        let rgb = try rawFrame(["-i", video, "-vf",
-                                "select=eq(n\\,\(index)),format=rgb24,scale=\(width):\(height):flags=\(scaler)",
-                                "-vsync", "0"])
+        let rgb = try rawFrame([
+            "-i", video, "-vf",
+            "select=eq(n\\,\(index)),format=rgb24,scale=\(width):\(height):flags=\(scaler)",
+            "-vsync", "0",
+        ])
         return try checked(width: width, height: height, rgb: rgb, "\(video) frame \(index)")
     }
 
@@ -231,8 +241,12 @@ package struct DecodedImage {
     private static func rawFrame(_ input: [String]) throws -> [UInt8] {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("ftgst-raw-\(UUID().uuidString).rgb")
         defer { try? FileManager.default.removeItem(at: output) }
-        let result = try Run.tool("ffmpeg", ["-v", "error", "-y"] + input + ["-frames:v", "1", "-f", "rawvideo",
-                                                                             "-pix_fmt", "rgb24", output.path])
+        let result = try Run.tool(
+            "ffmpeg",
+            ["-v", "error", "-y"] + input + [
+                "-frames:v", "1", "-f", "rawvideo",
+                "-pix_fmt", "rgb24", output.path,
+            ])
         guard result.status == 0, let data = FileManager.default.contents(atPath: output.path) else {
             XCTFail("ffmpeg failed: \(result.stderr)")
             throw CocoaError(.coderReadCorrupt)
@@ -244,7 +258,8 @@ package struct DecodedImage {
     /// different sizes fail the test and give NaN, which fails every comparison made with it.
     package func meanDifference(_ other: DecodedImage, file: StaticString = #filePath, line: UInt = #line) -> Double {
         guard width == other.width, height == other.height, rgb.count == other.rgb.count, !rgb.isEmpty else {
-            XCTFail("images differ in size: \(width)×\(height) (\(rgb.count) values) vs \(other.width)×\(other.height) "
+            XCTFail(
+                "images differ in size: \(width)×\(height) (\(rgb.count) values) vs \(other.width)×\(other.height) "
                     + "(\(other.rgb.count) values)", file: file, line: line)
             return .nan
         }
@@ -255,14 +270,16 @@ package struct DecodedImage {
 }
 
 /// Asserts a failed CLI run: nothing on stdout, exactly one `[CODE] …` line on stderr, and the code's status.
-package func assertFailure(_ result: ProcessResult, code: String, status: Int32, file: StaticString = #filePath,
-                   line: UInt = #line)
-{
+package func assertFailure(
+    _ result: ProcessResult, code: String, status: Int32, file: StaticString = #filePath,
+    line: UInt = #line
+) {
     XCTAssertEqual(result.stdout, "", "stdout must be empty on failure", file: file, line: line)
     let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: true)
     XCTAssertEqual(lines.count, 1, "stderr must be one line: \(result.stderr)", file: file, line: line)
-    XCTAssertTrue(result.stderr.hasPrefix("[\(code)] "), "expected [\(code)], got: \(result.stderr)",
-                  file: file, line: line)
+    XCTAssertTrue(
+        result.stderr.hasPrefix("[\(code)] "), "expected [\(code)], got: \(result.stderr)",
+        file: file, line: line)
     XCTAssertEqual(result.status, status, "exit status for \(code); stderr: \(result.stderr)", file: file, line: line)
 }
 

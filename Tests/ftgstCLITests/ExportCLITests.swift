@@ -5,9 +5,10 @@ import FilmtoneTestSupport
 import Foundation
 import Synchronization
 import XCTest
+
 #if canImport(Glibc)
-import Glibc
-@testable import FilmtoneLooks
+    import Glibc
+    @testable import FilmtoneLooks
 #endif
 
 final class ExportCLITests: XCTestCase {
@@ -20,20 +21,27 @@ final class ExportCLITests: XCTestCase {
         workspace = work.appendingPathComponent("workspace")
     }
 
-    private var lut: String { SharedLUTs.root.appendingPathComponent("colour-science/resolve_cube/Colour_Correct.cube").path }
+    private var lut: String {
+        SharedLUTs.root.appendingPathComponent("colour-science/resolve_cube/Colour_Correct.cube").path
+    }
 
     private func export(_ source: String, _ output: String, _ extra: [String] = [], timeout: TimeInterval = 120) throws
         -> ProcessResult
     {
-        try Run.ftgst(["export", source, "-o", output, "--workspace", workspace.path, "--progress", "none"] + extra,
-                      timeout: timeout)
+        try Run.ftgst(
+            ["export", source, "-o", output, "--workspace", workspace.path, "--progress", "none"] + extra,
+            timeout: timeout)
     }
 
     /// ffprobe's view of one stream: `codec_name`, `width`, `pix_fmt`, … as strings.
     private func stream(_ path: String, _ selector: String) throws -> [String: String] {
-        let result = try Run.tool("ffprobe", ["-v", "error", "-select_streams", selector, "-show_entries",
-                                              "stream=codec_name,profile,width,height,pix_fmt,nb_frames,sample_rate",
-                                              "-of", "default=noprint_wrappers=1", path])
+        let result = try Run.tool(
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", selector, "-show_entries",
+                "stream=codec_name,profile,width,height,pix_fmt,nb_frames,sample_rate",
+                "-of", "default=noprint_wrappers=1", path,
+            ])
         var fields: [String: String] = [:]
         for line in result.stdout.split(separator: "\n") {
             let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
@@ -104,8 +112,9 @@ final class ExportCLITests: XCTestCase {
         // export's frame than to the plain frame itself (both went through the same lossy encoder).
         let withLook = try DecodedImage.frame(of: looked, index: 45, width: 120, height: 160)
         let without = try DecodedImage.frame(of: plain, index: 45, width: 120, height: 160)
-        let look = try Look(inputLUT: nil, creativeLUT: try CubeLUT.load(path: lut), intensity: 1,
-                            interpolation: .tetrahedral)
+        let look = try Look(
+            inputLUT: nil, creativeLUT: try CubeLUT.load(path: lut), intensity: 1,
+            interpolation: .tetrahedral)
         let expected = DecodedImage(width: 120, height: 160, rgb: look.referenceApply(toPacked: without.rgb))
         XCTAssertGreaterThan(withLook.meanDifference(without), 2)
         XCTAssertLessThan(withLook.meanDifference(expected), withLook.meanDifference(without) / 2)
@@ -137,8 +146,10 @@ final class ExportCLITests: XCTestCase {
 
     func testProgressLinesAreMonotonicEndAtOneAndTheResultComesLast() throws {
         let output = work.appendingPathComponent("progress.mp4").path
-        let result = try Run.ftgst(["export", try TestEnvironment.fixture("clip.mp4"), "-o", output,
-                                    "--workspace", workspace.path, "--progress", "jsonl"])
+        let result = try Run.ftgst([
+            "export", try TestEnvironment.fixture("clip.mp4"), "-o", output,
+            "--workspace", workspace.path, "--progress", "jsonl",
+        ])
         XCTAssertEqual(result.status, 0, result.stderr)
         let events = try result.stdout.split(separator: "\n").map {
             try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
@@ -195,8 +206,12 @@ final class ExportCLITests: XCTestCase {
         XCTAssertLessThan(distances[1], distances[0])
         XCTAssertLessThan(distances[1], distances[2])
         // Audio starts with the picture (within one AAC packet) and lasts as long.
-        let audio = try Run.tool("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries",
-                                             "stream=start_time,duration", "-of", "csv=p=0", output])
+        let audio = try Run.tool(
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "a:0", "-show_entries",
+                "stream=start_time,duration", "-of", "csv=p=0", output,
+            ])
         let times = audio.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
             .compactMap { Double($0) }
         XCTAssertEqual(times.count, 2, audio.stdout)
@@ -210,18 +225,24 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(ran.status, 0, ran.stderr)
         XCTAssertEqual(try videoMD5(byHand), try videoMD5(output))
 
-        assertFailure(try export(source, work.appendingPathComponent("x.mp4").path, ["--start-ms", "5000"]),
-                      code: "INVALID_ARGUMENT", status: 64)
-        assertFailure(try export(source, work.appendingPathComponent("x.mp4").path,
-                                 ["--start-ms", "2000", "--end-ms", "1000"]), code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(
+            try export(source, work.appendingPathComponent("x.mp4").path, ["--start-ms", "5000"]),
+            code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(
+            try export(
+                source, work.appendingPathComponent("x.mp4").path,
+                ["--start-ms", "2000", "--end-ms", "1000"]), code: "INVALID_ARGUMENT", status: 64)
     }
 
     func testMezzanineStageBuildsTheSourcesMezzanineBeforeRendering() throws {
         let cache = work.appendingPathComponent("cache")
         let source = try TestEnvironment.fixture("clip.mp4")
         let output = work.appendingPathComponent("with-mezzanine.mp4").path
-        let result = try Run.ftgst(["export", source, "-o", output, "--workspace", workspace.path, "--mezzanine",
-                                    "--progress", "jsonl"], environment: ["XDG_CACHE_HOME": cache.path])
+        let result = try Run.ftgst(
+            [
+                "export", source, "-o", output, "--workspace", workspace.path, "--mezzanine",
+                "--progress", "jsonl",
+            ], environment: ["XDG_CACHE_HOME": cache.path])
         XCTAssertEqual(result.status, 0, result.stderr)
         let events = try result.stdout.split(separator: "\n").map {
             try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
@@ -306,9 +327,11 @@ final class ExportCLITests: XCTestCase {
     func testRequestFileIsPreviewsRequestPlusExportFields() throws {
         let output = work.appendingPathComponent("request.mp4").path
         let request = work.appendingPathComponent("request.json")
-        let body: [String: Any] = ["source": try TestEnvironment.fixture("clip.mp4"), "output": output,
-                                   "creativeLut": lut, "intensity": 0.5, "timeMs": 1000, "format": "png",
-                                   "preset": "h264-mp4", "maxWidth": 160, "audio": "none"]
+        let body: [String: Any] = [
+            "source": try TestEnvironment.fixture("clip.mp4"), "output": output,
+            "creativeLut": lut, "intensity": 0.5, "timeMs": 1000, "format": "png",
+            "preset": "h264-mp4", "maxWidth": 160, "audio": "none",
+        ]
         try JSONSerialization.data(withJSONObject: body).write(to: request)
         let result = try Run.ftgst(["export", "--request", request.path, "--workspace", workspace.path])
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -317,7 +340,8 @@ final class ExportCLITests: XCTestCase {
         let recorded = try XCTUnwrap(try jsonObject(output + ".ftgst.json")["request"] as? [String: Any])
         XCTAssertEqual(recorded["intensity"] as? Double, 0.5)
 
-        try JSONSerialization.data(withJSONObject: ["source": "x.mp4", "output": output, "bitrate": 5]).write(to: request)
+        try JSONSerialization.data(withJSONObject: ["source": "x.mp4", "output": output, "bitrate": 5]).write(
+            to: request)
         assertFailure(try Run.ftgst(["export", "--request", request.path]), code: "INVALID_ARGUMENT", status: 64)
     }
 
@@ -351,26 +375,33 @@ final class ExportCLITests: XCTestCase {
         // `ulimit -f` caps the files this process may write (tests run as root, so permissions cannot).
         let output = work.appendingPathComponent("full.mp4").path
         let command = "ulimit -f 100; exec \"$0\" export \"$1\" -o \"$2\" --workspace \"$3\" --preset ffv1-mkv"
-        let result = try Run.process(URL(fileURLWithPath: "/bin/bash"),
-                                     ["-c", command, TestEnvironment.binary.path,
-                                      try TestEnvironment.fixture("clip.mp4"), output, workspace.path], timeout: 120)
+        let result = try Run.process(
+            URL(fileURLWithPath: "/bin/bash"),
+            [
+                "-c", command, TestEnvironment.binary.path,
+                try TestEnvironment.fixture("clip.mp4"), output, workspace.path,
+            ], timeout: 120)
         assertFailure(result, code: "WRITE_FAILED", status: 73)
         XCTAssertEqual(names(in: work), ["workspace"], "no output, no staging file")
     }
 
     func testInputErrorsKeepTheirCodes() throws {
         let output = work.appendingPathComponent("x.mp4").path
-        assertFailure(try export(work.appendingPathComponent("missing.mp4").path, output),
-                      code: "FILE_NOT_FOUND", status: 66)
+        assertFailure(
+            try export(work.appendingPathComponent("missing.mp4").path, output),
+            code: "FILE_NOT_FOUND", status: 66)
         assertFailure(try export("ftp://example.invalid/a.mp4", output), code: "INVALID_URL", status: 65)
-        assertFailure(try export(try TestEnvironment.fixture("truncated.mp4"), output),
-                      code: "DECODE_FAILED", status: 68)
+        assertFailure(
+            try export(try TestEnvironment.fixture("truncated.mp4"), output),
+            code: "DECODE_FAILED", status: 68)
         let badLUT = work.appendingPathComponent("bad.cube")
         try Data("LUT_3D_SIZE 2\n0 0 0\n".utf8).write(to: badLUT)
-        assertFailure(try export(try TestEnvironment.fixture("clip.mp4"), output, ["--creative-lut", badLUT.path]),
-                      code: "LUT_INVALID", status: 76)
-        assertFailure(try export(try TestEnvironment.fixture("clip.mp4"), output, ["--preset", "nope"]),
-                      code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(
+            try export(try TestEnvironment.fixture("clip.mp4"), output, ["--creative-lut", badLUT.path]),
+            code: "LUT_INVALID", status: 76)
+        assertFailure(
+            try export(try TestEnvironment.fixture("clip.mp4"), output, ["--preset", "nope"]),
+            code: "INVALID_ARGUMENT", status: 64)
         XCTAssertFalse(FileManager.default.fileExists(atPath: output))
     }
 
@@ -380,23 +411,29 @@ final class ExportCLITests: XCTestCase {
         let refused = try export(clip, work.appendingPathComponent("clip.webm").path)
         assertFailure(refused, code: "INVALID_ARGUMENT", status: 64)
         XCTAssertTrue(refused.stderr.contains("no preset writes '.webm'"), refused.stderr)
-        assertFailure(try export(clip, work.appendingPathComponent("clip.png").path), code: "INVALID_ARGUMENT",
-                      status: 64)
-        assertFailure(try export(photo, work.appendingPathComponent("p.jpg").path, ["--start-ms", "5"]),
-                      code: "INVALID_ARGUMENT", status: 64)
-        assertFailure(try export(photo, work.appendingPathComponent("p.jpg").path, ["--mezzanine"]),
-                      code: "INVALID_ARGUMENT", status: 64)
-        assertFailure(try export(try TestEnvironment.fixture("tone.m4a"), work.appendingPathComponent("t.mp4").path),
-                      code: "UNSUPPORTED_FORMAT", status: 67)
-        assertFailure(try export(clip, work.appendingPathComponent("c.mp4").path, ["--depth", "12"]),
-                      code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(
+            try export(clip, work.appendingPathComponent("clip.png").path), code: "INVALID_ARGUMENT",
+            status: 64)
+        assertFailure(
+            try export(photo, work.appendingPathComponent("p.jpg").path, ["--start-ms", "5"]),
+            code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(
+            try export(photo, work.appendingPathComponent("p.jpg").path, ["--mezzanine"]),
+            code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(
+            try export(try TestEnvironment.fixture("tone.m4a"), work.appendingPathComponent("t.mp4").path),
+            code: "UNSUPPORTED_FORMAT", status: 67)
+        assertFailure(
+            try export(clip, work.appendingPathComponent("c.mp4").path, ["--depth", "12"]),
+            code: "INVALID_ARGUMENT", status: 64)
         XCTAssertEqual(names(in: work).filter { $0 != "workspace" }, [], "nothing written for any of them")
     }
 
     func testRemoteSourceWithHeadersAndARemoteFailure() throws {
         let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
-                                         toPath: root.appendingPathComponent("clip.mp4").path)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
         let server = try HTTPTestServer(root: root)
         defer { server.stop() }
         let output = work.appendingPathComponent("remote.mp4").path
@@ -407,13 +444,15 @@ final class ExportCLITests: XCTestCase {
         XCTAssertFalse(sidecar.contains("secret"), "header values are not written beside the video")
         XCTAssertTrue(sidecar.contains("X-Token: ***"))
 
-        let dry = try export(server.url("/auth/clip.mp4"), work.appendingPathComponent("remote-dry.mp4").path,
-                             ["--header", "X-Token: secret", "--dry-run"])
+        let dry = try export(
+            server.url("/auth/clip.mp4"), work.appendingPathComponent("remote-dry.mp4").path,
+            ["--header", "X-Token: secret", "--dry-run"])
         let ran = try Run.process(URL(fileURLWithPath: "/bin/bash"), ["-c", dry.stdout], timeout: 120)
         XCTAssertEqual(ran.status, 0, "the header reaches the server from the printed command too: \(ran.stderr)")
 
-        assertFailure(try export(server.url("/status/404/clip.mp4"), work.appendingPathComponent("r2.mp4").path),
-                      code: "REMOTE_FETCH_FAILED", status: 69)
+        assertFailure(
+            try export(server.url("/status/404/clip.mp4"), work.appendingPathComponent("r2.mp4").path),
+            code: "REMOTE_FETCH_FAILED", status: 69)
     }
 
     // MARK: - Busy, cancel, signals
@@ -443,7 +482,8 @@ final class ExportCLITests: XCTestCase {
             self.output = output
             process.executableURL = TestEnvironment.binary
             // The default preset for .mp4 (h264-mp4): the pace of the source, not the encoder, makes it slow.
-            process.arguments = ["export", source, "-o", output, "--workspace", workspace, "--progress", "jsonl"]
+            process.arguments =
+                ["export", source, "-o", output, "--workspace", workspace, "--progress", "jsonl"]
                 + extra
             process.standardOutput = out
             process.standardError = err
@@ -512,8 +552,9 @@ final class ExportCLITests: XCTestCase {
         func assertStillRendering(file: StaticString = #filePath, line: UInt = #line) {
             XCTAssertTrue(process.isRunning, "the export already ended: \(stderr)", file: file, line: line)
             let last = events.last
-            XCTAssertEqual(last?["stage"] as? String, "rendering", "\(String(describing: last))", file: file,
-                           line: line)
+            XCTAssertEqual(
+                last?["stage"] as? String, "rendering", "\(String(describing: last))", file: file,
+                line: line)
             XCTAssertLessThan(last?["currentFrame"] as? Int ?? Int.max, SlowRemoteClip.frames, file: file, line: line)
         }
 
@@ -542,9 +583,10 @@ final class ExportCLITests: XCTestCase {
         }
     }
 
-    private func assertCancelled(_ run: RunningExport, reason: String, file: StaticString = #filePath,
-                                 line: UInt = #line) throws
-    {
+    private func assertCancelled(
+        _ run: RunningExport, reason: String, file: StaticString = #filePath,
+        line: UInt = #line
+    ) throws {
         XCTAssertEqual(run.exitStatus, 130, run.stderr, file: file, line: line)
         XCTAssertEqual(run.stderr, "[CANCELLED] \(reason)\n", file: file, line: line)
         XCTAssertFalse(FileManager.default.fileExists(atPath: run.output), "nothing at OUT", file: file, line: line)
@@ -567,8 +609,9 @@ final class ExportCLITests: XCTestCase {
         -> RunningExport
     {
         let clip = try SlowRemoteClip(self)
-        let running = try RunningExport(source: clip.url, output: work.appendingPathComponent(output).path,
-                                        workspace: workspace.path, extra: extra)
+        let running = try RunningExport(
+            source: clip.url, output: work.appendingPathComponent(output).path,
+            workspace: workspace.path, extra: extra)
         addTeardownBlock { running.kill() }
         if waitForRendering { try running.waitUntilRendering() }
         return running
@@ -592,8 +635,9 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(try cancel.json()["cancelled"] as? Bool, true)
         running.waitForExit()
         // Includes starting the `cancel` process, hence the bound of a prompt stop plus a process start.
-        XCTAssertLessThan(Date().timeIntervalSince(cancelStart), Self.promptStop + 5,
-                          "stopped promptly (plus a process start)")
+        XCTAssertLessThan(
+            Date().timeIntervalSince(cancelStart), Self.promptStop + 5,
+            "stopped promptly (plus a process start)")
         try assertCancelled(running, reason: "externalCommand")
 
         let idle = try Run.ftgst(["cancel", "--workspace", workspace.path])

@@ -4,8 +4,9 @@
 import FilmtoneTestSupport
 import Foundation
 import XCTest
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 final class HTTPTestServerTests: XCTestCase {
@@ -31,8 +32,9 @@ final class HTTPTestServerTests: XCTestCase {
         let sent = Date()
         try client.send("GET /slow/file.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         // Generous: the first part is sent without any pacing, so only a stalled machine takes long.
-        XCTAssertTrue(client.read(deadline: Date().addingTimeInterval(10)) { ($0.body?.count ?? 0) >= 16_384 },
-                      "the full-speed part arrives at once")
+        XCTAssertTrue(
+            client.read(deadline: Date().addingTimeInterval(10)) { ($0.body?.count ?? 0) >= 16_384 },
+            "the full-speed part arrives at once")
         XCTAssertEqual(client.response.head?.hasPrefix("HTTP/1.1 200 "), true, client.response.head ?? "")
         XCTAssertTrue(client.response.head?.contains("Content-Length: 200000") == true)
         XCTAssertTrue(client.response.head?.contains("Accept-Ranges: bytes") == true)
@@ -50,14 +52,16 @@ final class HTTPTestServerTests: XCTestCase {
     func testSlowServesRangesWithTheRightBytes() throws {
         server.slowPace = HTTPTestServer.Pace(fullSpeedBytes: 0, bytesPerSecond: 400_000)
         let client = try RawHTTPClient(port: server.port)
-        try client.send("GET /slow/file.bin HTTP/1.1\r\nHost: x\r\nRange: bytes=150000-159999\r\n"
-                            + "Connection: close\r\n\r\n")
+        try client.send(
+            "GET /slow/file.bin HTTP/1.1\r\nHost: x\r\nRange: bytes=150000-159999\r\n"
+                + "Connection: close\r\n\r\n")
         // 10 000 bytes at 400 kB/s: 25 ms by the pace; the deadline only guards against a hang.
         _ = client.read(deadline: Date().addingTimeInterval(30)) { _ in false }
         XCTAssertTrue(client.sawEOF, "Connection: close ends the response")
         XCTAssertEqual(client.response.head?.hasPrefix("HTTP/1.1 206 "), true, client.response.head ?? "")
-        XCTAssertTrue(client.response.head?.contains("Content-Range: bytes 150000-159999/200000") == true,
-                      client.response.head ?? "")
+        XCTAssertTrue(
+            client.response.head?.contains("Content-Range: bytes 150000-159999/200000") == true,
+            client.response.head ?? "")
         XCTAssertEqual(client.response.body ?? [], Array(body[150_000..<160_000]))
     }
 
@@ -144,7 +148,10 @@ private final class RawHTTPClient {
             if left <= 0 { return false }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&pfd, 1, Int32(min(left, 0.05) * 1000) + 1)
-            if ready < 0 && errno != EINTR { sawEOF = true; continue }
+            if ready < 0 && errno != EINTR {
+                sawEOF = true
+                continue
+            }
             if ready <= 0 { continue }
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count > 0 {

@@ -37,9 +37,14 @@ final class MezzanineCLITests: XCTestCase {
         try success(try Run.ftgst(["mezzanine", source, "--cache-dir", cache, "--status"]))["status"] as? String
     }
 
-    private func preview(_ source: String, time: Int, _ output: String, _ extra: [String] = []) throws -> [String: Any] {
-        try success(try Run.ftgst(["preview", source, "--time-ms", String(time), "--mezzanine-dir", cache,
-                                   "-o", out(output)] + extra))
+    private func preview(_ source: String, time: Int, _ output: String, _ extra: [String] = []) throws -> [String: Any]
+    {
+        try success(
+            try Run.ftgst(
+                [
+                    "preview", source, "--time-ms", String(time), "--mezzanine-dir", cache,
+                    "-o", out(output),
+                ] + extra))
     }
 
     private func cacheFiles() throws -> [String] {
@@ -58,20 +63,29 @@ final class MezzanineCLITests: XCTestCase {
         XCTAssertEqual((first["key"] as? String)?.count, 64)
         XCTAssertNotNil(first["buildMs"] as? Int)
         let path = try XCTUnwrap(first["path"] as? String)
-        XCTAssertEqual((try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value,
-                       (first["sizeBytes"] as? NSNumber)?.int64Value)
+        XCTAssertEqual(
+            (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value,
+            (first["sizeBytes"] as? NSNumber)?.int64Value)
 
         // Every frame a keyframe, the source's timestamps kept (ffprobe: an independent demuxer).
-        let packets = try Run.tool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
-                                               "packet=pts_time,flags", "-of", "csv=p=0", path])
+        let packets = try Run.tool(
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "v:0", "-show_entries",
+                "packet=pts_time,flags", "-of", "csv=p=0", path,
+            ])
         let rows = packets.stdout.split(separator: "\n").map { $0.split(separator: ",") }
         XCTAssertEqual(rows.count, 120)
         XCTAssertTrue(rows.allSatisfy { $0.count == 2 && $0[1].hasPrefix("K") }, "every frame a keyframe")
         let times = rows.compactMap { $0.first.flatMap { Double($0) } }.sorted()
         XCTAssertEqual(times.first ?? -1, 0, accuracy: 1e-6)
         XCTAssertEqual(times.last ?? -1, 119.0 / 30, accuracy: 1e-3)
-        let codec = try Run.tool("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
-                                             "stream=codec_name", "-of", "csv=p=0", path])
+        let codec = try Run.tool(
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "v:0", "-show_entries",
+                "stream=codec_name", "-of", "csv=p=0", path,
+            ])
         XCTAssertEqual(codec.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "mjpeg")
 
         XCTAssertEqual(try status(clip), "ready")
@@ -102,7 +116,8 @@ final class MezzanineCLITests: XCTestCase {
         XCTAssertEqual(via["timeMs"] as? Int, 2500)
         let direct = try preview(clip, time: 2500, "direct.png", ["--mezzanine", "off"])
         XCTAssertEqual(direct["mezzanine"] as? Bool, false)
-        XCTAssertEqual([via["width"] as? Int, via["height"] as? Int], [direct["width"] as? Int, direct["height"] as? Int])
+        XCTAssertEqual(
+            [via["width"] as? Int, via["height"] as? Int], [direct["width"] as? Int, direct["height"] as? Int])
         for (time, name) in [(2466, "before.png"), (2540, "after.png")] {
             _ = try preview(clip, time: time, name, ["--mezzanine", "off"])
         }
@@ -110,8 +125,9 @@ final class MezzanineCLITests: XCTestCase {
         let same = psnr(image, try DecodedImage.read(out("direct.png")))
         XCTAssertGreaterThan(same, 35, "only JPEG coding apart")
         for neighbour in ["before.png", "after.png"] {
-            XCTAssertLessThan(psnr(image, try DecodedImage.read(out(neighbour))), same - 10,
-                              "closer to the frame at 2500 ms than to \(neighbour)")
+            XCTAssertLessThan(
+                psnr(image, try DecodedImage.read(out(neighbour))), same - 10,
+                "closer to the frame at 2500 ms than to \(neighbour)")
         }
         // A frame boundary: 2033 ms is still frame 60 (2000.0 ms), on both paths.
         XCTAssertEqual(try preview(clip, time: 2033, "edge.png")["timeMs"] as? Int, 2000)
@@ -120,14 +136,18 @@ final class MezzanineCLITests: XCTestCase {
         let look = SharedLUTs.look
         _ = try preview(clip, time: 2500, "look-via.png", ["--creative-lut", look])
         _ = try preview(clip, time: 2500, "look-direct.png", ["--creative-lut", look, "--mezzanine", "off"])
-        XCTAssertGreaterThan(psnr(try DecodedImage.read(out("look-via.png")),
-                                  try DecodedImage.read(out("look-direct.png"))), 32)
+        XCTAssertGreaterThan(
+            psnr(
+                try DecodedImage.read(out("look-via.png")),
+                try DecodedImage.read(out("look-direct.png"))), 32)
 
         // A JSON request can turn it off too.
         let request = folder.appendingPathComponent("request.json")
-        try JSONSerialization.data(withJSONObject: ["source": clip!, "timeMs": 2500, "mezzanine": "off",
-                                                    "mezzanineDir": cache!, "output": out("req.png")])
-            .write(to: request)
+        try JSONSerialization.data(withJSONObject: [
+            "source": clip!, "timeMs": 2500, "mezzanine": "off",
+            "mezzanineDir": cache!, "output": out("req.png"),
+        ])
+        .write(to: request)
         XCTAssertEqual(try success(try Run.ftgst(["preview", "--request", request.path]))["mezzanine"] as? Bool, false)
     }
 
@@ -200,8 +220,10 @@ final class MezzanineCLITests: XCTestCase {
         // Make the order explicit (not up to the clock's resolution): A older than B, then A used by a preview.
         let manifestA = pathA.replacingOccurrences(of: ".mov", with: ".json")
         let manifestB = pathB.replacingOccurrences(of: ".mov", with: ".json")
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-200)], ofItemAtPath: manifestA)
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-100)], ofItemAtPath: manifestB)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-200)], ofItemAtPath: manifestA)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-100)], ofItemAtPath: manifestB)
         XCTAssertEqual(try preview(a, time: 1000, "use-a.png")["mezzanine"] as? Bool, true)
         _ = try mezzanine(c, ["--cache-max-mb", "4"])
         XCTAssertEqual(try status(a), "ready", "recently used: kept")
@@ -224,16 +246,19 @@ final class MezzanineCLITests: XCTestCase {
             (clip, ["--timeout-ms", "1"], "DECODE_FAILED", 68),
         ]
         for (source, extra, code, exitStatus) in cases {
-            assertFailure(try Run.ftgst(["mezzanine", source, "--cache-dir", cache] + extra), code: code,
-                          status: exitStatus)
+            assertFailure(
+                try Run.ftgst(["mezzanine", source, "--cache-dir", cache] + extra), code: code,
+                status: exitStatus)
             XCTAssertEqual((try? cacheFiles()) ?? [], [], "nothing left after \(code) \(extra)")
         }
         let plainFile = out("plain-file")
         try Data([1]).write(to: URL(fileURLWithPath: plainFile))
-        assertFailure(try Run.ftgst(["mezzanine", clip, "--cache-dir", plainFile + "/sub"]), code: "WRITE_FAILED",
-                      status: 73)
-        assertFailure(try Run.ftgst(["preview", clip, "--mezzanine", "always", "-o", out("x.png")]),
-                      code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(
+            try Run.ftgst(["mezzanine", clip, "--cache-dir", plainFile + "/sub"]), code: "WRITE_FAILED",
+            status: 73)
+        assertFailure(
+            try Run.ftgst(["preview", clip, "--mezzanine", "always", "-o", out("x.png")]),
+            code: "INVALID_ARGUMENT", status: 64)
     }
 
     // MARK: - Helpers

@@ -1,5 +1,6 @@
 import FilmtoneTestSupport
 import XCTest
+
 @testable import FilmtoneLooks
 
 /// `ftgst preview` end to end through the built binary.
@@ -22,8 +23,11 @@ final class PreviewCLITests: XCTestCase {
 
     func testPhotoPreviewAppliesTheLookLikeTheReference() throws {
         let photo = try TestEnvironment.fixture("photo.png")
-        let json = try success(try Run.ftgst(["preview", photo, "--creative-lut", look, "--intensity", "0.6",
-                                              "--interpolation", "trilinear", "-o", out("p.png")]))
+        let json = try success(
+            try Run.ftgst([
+                "preview", photo, "--creative-lut", look, "--intensity", "0.6",
+                "--interpolation", "trilinear", "-o", out("p.png"),
+            ]))
         XCTAssertEqual(json["path"] as? String, out("p.png"))
         XCTAssertEqual(json["width"] as? Int, 200)
         XCTAssertEqual(json["height"] as? Int, 150)
@@ -31,50 +35,67 @@ final class PreviewCLITests: XCTestCase {
         XCTAssertNotNil(json["renderMs"] as? Int)
         let rendered = try DecodedImage.read(out("p.png"))
         let source = try DecodedImage.read(photo)
-        let reference = try Look(inputLUT: nil, creativeLUT: try CubeLUT.load(path: look), intensity: 0.6,
-                                 interpolation: .trilinear)
-        XCTAssertLessThanOrEqual(maxByteDifference(rendered.rgb, reference.referenceApply(toPacked: source.rgb)), 1,
-                                 "PNG photo at native size: the look alone decides each pixel")
+        let reference = try Look(
+            inputLUT: nil, creativeLUT: try CubeLUT.load(path: look), intensity: 0.6,
+            interpolation: .trilinear)
+        XCTAssertLessThanOrEqual(
+            maxByteDifference(rendered.rgb, reference.referenceApply(toPacked: source.rgb)), 1,
+            "PNG photo at native size: the look alone decides each pixel")
     }
 
     func testVideoPreviewIsTheExactFrameWithTheLook() throws {
         let clip = try TestEnvironment.fixture("clip.mp4")
         let plain = try success(try Run.ftgst(["preview", clip, "--time-ms", "1400", "-o", out("plain.png")]))
         XCTAssertEqual(plain["timeMs"] as? Int, 1400, "preview defaults to the exact frame")
-        let looked = try success(try Run.ftgst(["preview", clip, "--time-ms", "1400", "--creative-lut", look,
-                                                "-o", out("look.png")]))
+        let looked = try success(
+            try Run.ftgst([
+                "preview", clip, "--time-ms", "1400", "--creative-lut", look,
+                "-o", out("look.png"),
+            ]))
         XCTAssertEqual(looked["timeMs"] as? Int, 1400)
         let a = try DecodedImage.read(out("plain.png"))
         let b = try DecodedImage.read(out("look.png"))
         XCTAssertGreaterThan(a.meanDifference(b), 5, "the look must show")
         // Intensity 0 is the plain frame.
-        _ = try success(try Run.ftgst(["preview", clip, "--time-ms", "1400", "--creative-lut", look,
-                                       "--intensity", "0", "-o", out("zero.png")]))
+        _ = try success(
+            try Run.ftgst([
+                "preview", clip, "--time-ms", "1400", "--creative-lut", look,
+                "--intensity", "0", "-o", out("zero.png"),
+            ]))
         XCTAssertEqual(try DecodedImage.read(out("zero.png")).rgb, a.rgb)
     }
 
     func testRequestFileAndOverrides() throws {
         let request = folder.appendingPathComponent("request.json")
-        let body: [String: Any] = ["source": try TestEnvironment.fixture("rotated.mp4"), "creativeLut": look,
-                                   "intensity": 0.5, "timeMs": 1000, "maxWidth": 120, "format": "jpeg",
-                                   "output": out("req.jpg")]
+        let body: [String: Any] = [
+            "source": try TestEnvironment.fixture("rotated.mp4"), "creativeLut": look,
+            "intensity": 0.5, "timeMs": 1000, "maxWidth": 120, "format": "jpeg",
+            "output": out("req.jpg"),
+        ]
         try JSONSerialization.data(withJSONObject: body).write(to: request)
         let json = try success(try Run.ftgst(["preview", "--request", request.path]))
         XCTAssertEqual(json["path"] as? String, out("req.jpg"))
         XCTAssertEqual([json["width"] as? Int, json["height"] as? Int], [120, 160], "upright and scaled")
-        let overridden = try success(try Run.ftgst(["preview", "--request", request.path, "--max-width", "60",
-                                                    "-o", out("req2.jpg")]))
+        let overridden = try success(
+            try Run.ftgst([
+                "preview", "--request", request.path, "--max-width", "60",
+                "-o", out("req2.jpg"),
+            ]))
         XCTAssertEqual(overridden["width"] as? Int, 60)
     }
 
     func testRemotePreview() throws {
         let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
-                                         toPath: root.appendingPathComponent("clip.mp4").path)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
         let server = try HTTPTestServer(root: root)
         defer { server.stop() }
-        let json = try success(try Run.ftgst(["preview", server.url("/auth/clip.mp4"), "--header", "X-Token: secret",
-                                              "--creative-lut", look, "--time-ms", "2000", "-o", out("remote.png")]))
+        let json = try success(
+            try Run.ftgst([
+                "preview", server.url("/auth/clip.mp4"), "--header", "X-Token: secret",
+                "--creative-lut", look, "--time-ms", "2000", "-o", out("remote.png"),
+            ]))
         XCTAssertEqual(json["timeMs"] as? Int, 2000)
         XCTAssertTrue(server.requests.allSatisfy { $0.headers["x-token"] == "secret" })
     }
@@ -98,17 +119,20 @@ final class PreviewCLITests: XCTestCase {
         assertFailure(try Run.ftgst(["preview", clip]), code: "INVALID_ARGUMENT", status: 64)
         assertFailure(try Run.ftgst(["preview", "/nonexistent.mp4", "-o", target]), code: "FILE_NOT_FOUND", status: 66)
         assertFailure(try Run.ftgst(["preview", "ftp://x/y.mp4", "-o", target]), code: "INVALID_URL", status: 65)
-        assertFailure(try Run.ftgst(["preview", try TestEnvironment.fixture("truncated.mp4"), "-o", target]),
-                      code: "DECODE_FAILED", status: 68)
+        assertFailure(
+            try Run.ftgst(["preview", try TestEnvironment.fixture("truncated.mp4"), "-o", target]),
+            code: "DECODE_FAILED", status: 68)
         let plainFile = out("plain-file")
         try Data([1]).write(to: URL(fileURLWithPath: plainFile))
         assertFailure(try Run.ftgst(["preview", clip, "-o", plainFile + "/x.png"]), code: "WRITE_FAILED", status: 73)
         let request = folder.appendingPathComponent("typo.json")
         try Data(#"{"source": "x.mp4", "intensty": 0.5}"#.utf8).write(to: request)
-        assertFailure(try Run.ftgst(["preview", "--request", request.path, "-o", target]), code: "INVALID_ARGUMENT",
-                      status: 64)
+        assertFailure(
+            try Run.ftgst(["preview", "--request", request.path, "-o", target]), code: "INVALID_ARGUMENT",
+            status: 64)
         XCTAssertFalse(FileManager.default.fileExists(atPath: target))
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted(),
-                       ["bad.cube", "plain-file", "typo.json"], "no temporary file left either")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted(),
+            ["bad.cube", "plain-file", "typo.json"], "no temporary file left either")
     }
 }

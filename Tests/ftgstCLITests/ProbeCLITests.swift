@@ -33,7 +33,10 @@ final class ProbeCLITests: XCTestCase {
         let result = try probe(try TestEnvironment.fixture("clip.mp4"))
         let (json, video) = try probeFixture("clip.mp4")
         // Keys in the documented order.
-        XCTAssertTrue(result.stdout.hasPrefix(#"{"container":"mp4","isImage":false,"durationMs":3000,"video":{"codec":"h264","profile":"high","width":320,"height":240,"displayWidth":320,"displayHeight":240,"rotation":0,"pixelAspectRatio":"1/1","frameRate":"30/1","frameCount":90,"bitDepth":8,"chromaFormat":"4:2:0","colorimetry":{"primaries":"#), result.stdout)
+        XCTAssertTrue(
+            result.stdout.hasPrefix(
+                #"{"container":"mp4","isImage":false,"durationMs":3000,"video":{"codec":"h264","profile":"high","width":320,"height":240,"displayWidth":320,"displayHeight":240,"rotation":0,"pixelAspectRatio":"1/1","frameRate":"30/1","frameCount":90,"bitDepth":8,"chromaFormat":"4:2:0","colorimetry":{"primaries":"#
+            ), result.stdout)
         XCTAssertEqual(json["container"] as? String, "mp4")
         XCTAssertEqual(json["isImage"] as? Bool, false)
         XCTAssertEqual(json["durationMs"] as? Int, 3000)
@@ -65,11 +68,13 @@ final class ProbeCLITests: XCTestCase {
     func testClipAgreesWithFFprobe() throws {
         let clip = try TestEnvironment.fixture("clip.mp4")
         let (json, video) = try probeFixture("clip.mp4")
-        let ffprobe = try Run.tool("ffprobe", [
-            "-v", "error", "-show_entries",
-            "stream=codec_type,codec_name,width,height,r_frame_rate,nb_frames,color_primaries,channels,sample_rate"
-                + ":format=duration", "-of", "json", clip,
-        ])
+        let ffprobe = try Run.tool(
+            "ffprobe",
+            [
+                "-v", "error", "-show_entries",
+                "stream=codec_type,codec_name,width,height,r_frame_rate,nb_frames,color_primaries,channels,sample_rate"
+                    + ":format=duration", "-of", "json", clip,
+            ])
         XCTAssertEqual(ffprobe.status, 0, ffprobe.stderr)
         let parsed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(ffprobe.stdout.utf8)) as? [String: Any])
         let streams = try XCTUnwrap(parsed["streams"] as? [[String: Any]])
@@ -80,8 +85,9 @@ final class ProbeCLITests: XCTestCase {
         XCTAssertEqual(video["height"] as? Int, theirVideo["height"] as? Int)
         XCTAssertEqual(video["frameRate"] as? String, theirVideo["r_frame_rate"] as? String)
         XCTAssertEqual((video["frameCount"] as? Int).map(String.init), theirVideo["nb_frames"] as? String)
-        XCTAssertEqual((video["colorimetry"] as? [String: Any])?["primaries"] as? String,
-                       theirVideo["color_primaries"] as? String)
+        XCTAssertEqual(
+            (video["colorimetry"] as? [String: Any])?["primaries"] as? String,
+            theirVideo["color_primaries"] as? String)
         let audio = try XCTUnwrap(json["audio"] as? [String: Any])
         XCTAssertEqual(audio["codec"] as? String, theirAudio["codec_name"] as? String)
         XCTAssertEqual(audio["channels"] as? Int, theirAudio["channels"] as? Int)
@@ -164,8 +170,9 @@ final class ProbeCLITests: XCTestCase {
 
     func testRemoteSourceSendsTheHeaderAndFailsWithoutIt() throws {
         let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"),
-                                         toPath: root.appendingPathComponent("clip.mp4").path)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
         let server = try HTTPTestServer(root: root)
         defer { server.stop() }
 

@@ -5,8 +5,9 @@
 import FilmtoneTestSupport
 import Foundation
 import XCTest
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 final class RemoteThumbnailTests: XCTestCase {
@@ -21,8 +22,9 @@ final class RemoteThumbnailTests: XCTestCase {
         try super.setUpWithError()
         root = try TestEnvironment.temporaryDirectory(self)
         for name in Self.servedFixtures {
-            try FileManager.default.copyItem(atPath: try TestEnvironment.fixture(name),
-                                             toPath: root.appendingPathComponent(name).path)
+            try FileManager.default.copyItem(
+                atPath: try TestEnvironment.fixture(name),
+                toPath: root.appendingPathComponent(name).path)
         }
         work = try TestEnvironment.temporaryDirectory(self)
         server = try HTTPTestServer(root: root)
@@ -64,9 +66,10 @@ final class RemoteThumbnailTests: XCTestCase {
     }
 
     /// A REMOTE_FETCH_FAILED (or other) failure, plus an empty cache folder.
-    private func assertFailed(_ run: Timed, code: String, status: Int32, cacheDir: URL,
-                              file: StaticString = #filePath, line: UInt = #line)
-    {
+    private func assertFailed(
+        _ run: Timed, code: String, status: Int32, cacheDir: URL,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         assertFailure(run.result, code: code, status: status, file: file, line: line)
         assertCacheEmpty(cacheDir, file: file, line: line)
     }
@@ -74,9 +77,10 @@ final class RemoteThumbnailTests: XCTestCase {
     /// Checks a successful run: the JSON, the file inside the cache folder, JPEG magic, and the real pixel size
     /// (read back with ffprobe, independent of what ftgst claims).
     @discardableResult
-    private func assertThumbnail(_ run: Timed, width: Int, height: Int, timeMs: Int?, cacheDir: URL,
-                                 file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any]
-    {
+    private func assertThumbnail(
+        _ run: Timed, width: Int, height: Int, timeMs: Int?, cacheDir: URL,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws -> [String: Any] {
         XCTAssertEqual(run.result.status, 0, "stderr: \(run.result.stderr)", file: file, line: line)
         XCTAssertEqual(run.result.stderr, "", file: file, line: line)
         guard run.result.status == 0 else { throw CocoaError(.coderReadCorrupt) }
@@ -90,9 +94,10 @@ final class RemoteThumbnailTests: XCTestCase {
             XCTFail("no path in \(json)", file: file, line: line)
             throw CocoaError(.coderReadCorrupt)
         }
-        XCTAssertEqual(URL(fileURLWithPath: path).deletingLastPathComponent().standardizedFileURL.path,
-                       cacheDir.standardizedFileURL.path, "thumbnail must be written in --cache-dir",
-                       file: file, line: line)
+        XCTAssertEqual(
+            URL(fileURLWithPath: path).deletingLastPathComponent().standardizedFileURL.path,
+            cacheDir.standardizedFileURL.path, "thumbnail must be written in --cache-dir",
+            file: file, line: line)
         guard let data = FileManager.default.contents(atPath: path) else {
             XCTFail("thumbnail \(path) does not exist", file: file, line: line)
             throw CocoaError(.fileNoSuchFile)
@@ -116,16 +121,18 @@ final class RemoteThumbnailTests: XCTestCase {
 
     func testFaststartClipFromMediaRoute() throws {
         let cache = newCacheDir()
-        let run = try thumb(server.url("/media/clip-faststart.mp4"), ["--time-ms", "1000", "--tolerance-ms", "0"],
-                            cacheDir: cache)
+        let run = try thumb(
+            server.url("/media/clip-faststart.mp4"), ["--time-ms", "1000", "--tolerance-ms", "0"],
+            cacheDir: cache)
         try assertThumbnail(run, width: 320, height: 240, timeMs: 1000, cacheDir: cache)
         XCTAssertFalse(server.requests.isEmpty, "the server must have been asked")
     }
 
     func testMoovAtEndClipIsStreamedWithRangeRequests() throws {
         let cache = newCacheDir()
-        let run = try thumb(server.url("/media/clip.mp4"), ["--time-ms", "1000", "--tolerance-ms", "0"],
-                            cacheDir: cache)
+        let run = try thumb(
+            server.url("/media/clip.mp4"), ["--time-ms", "1000", "--tolerance-ms", "0"],
+            cacheDir: cache)
         try assertThumbnail(run, width: 320, height: 240, timeMs: 1000, cacheDir: cache)
 
         let requests = server.requests
@@ -151,8 +158,9 @@ final class RemoteThumbnailTests: XCTestCase {
 
     func testAuthWithoutHeaderFails() throws {
         let cache = newCacheDir()
-        let run = try thumb(server.url("/auth/clip-faststart.mp4"), ["--timeout-ms", "10000"], cacheDir: cache,
-                            timeout: 30)
+        let run = try thumb(
+            server.url("/auth/clip-faststart.mp4"), ["--timeout-ms", "10000"], cacheDir: cache,
+            timeout: 30)
         assertFailed(run, code: "REMOTE_FETCH_FAILED", status: 69, cacheDir: cache)
         XCTAssertFalse(server.requests.isEmpty, "the server must have been asked")
         XCTAssertTrue(server.requests.allSatisfy { $0.headers["x-token"] == nil })
@@ -160,20 +168,25 @@ final class RemoteThumbnailTests: XCTestCase {
 
     func testHeadersAreSentOnEveryRequestAcrossRedirects() throws {
         let cache = newCacheDir()
-        let run = try thumb(server.url("/redirect/auth/clip.mp4"),
-                            ["--header", "X-Token: secret", "--header", "X-Trace: 42",
-                             "--time-ms", "1000", "--tolerance-ms", "0"],
-                            cacheDir: cache)
+        let run = try thumb(
+            server.url("/redirect/auth/clip.mp4"),
+            [
+                "--header", "X-Token: secret", "--header", "X-Trace: 42",
+                "--time-ms", "1000", "--tolerance-ms", "0",
+            ],
+            cacheDir: cache)
         try assertThumbnail(run, width: 320, height: 240, timeMs: 1000, cacheDir: cache)
 
         let requests = server.requests
-        XCTAssertTrue(requests.contains { $0.path.hasPrefix("/redirect/") }, "no /redirect request: \(requests.map(\.path))")
+        XCTAssertTrue(
+            requests.contains { $0.path.hasPrefix("/redirect/") }, "no /redirect request: \(requests.map(\.path))")
         XCTAssertTrue(requests.contains { $0.path.hasPrefix("/auth/") }, "no /auth request: \(requests.map(\.path))")
         for request in requests {
             XCTAssertEqual(request.headers["x-token"], "secret", "\(request.method) \(request.path)")
             XCTAssertEqual(request.headers["x-trace"], "42", "\(request.method) \(request.path)")
-            XCTAssertTrue(request.headers["user-agent"]?.hasPrefix("ftgst/") == true,
-                          "user-agent: \(request.headers["user-agent"] ?? "none")")
+            XCTAssertTrue(
+                request.headers["user-agent"]?.hasPrefix("ftgst/") == true,
+                "user-agent: \(request.headers["user-agent"] ?? "none")")
         }
     }
 
@@ -190,10 +203,12 @@ final class RemoteThumbnailTests: XCTestCase {
             let cache = newCacheDir()
             let run = try thumb(server.url(path), ["--timeout-ms", "10000"], cacheDir: cache, timeout: 30)
             assertFailed(run, code: "REMOTE_FETCH_FAILED", status: 69, cacheDir: cache)
-            XCTAssertTrue(run.result.stderr.contains("HTTP \(status)"),
-                          "message should name the HTTP status \(status): \(run.result.stderr)")
-            print("status \(status) (\(path)): \(String(format: "%.2f", run.seconds)) s: \(run.result.stderr)",
-                  terminator: "")
+            XCTAssertTrue(
+                run.result.stderr.contains("HTTP \(status)"),
+                "message should name the HTTP status \(status): \(run.result.stderr)")
+            print(
+                "status \(status) (\(path)): \(String(format: "%.2f", run.seconds)) s: \(run.result.stderr)",
+                terminator: "")
         }
     }
 
@@ -208,7 +223,9 @@ final class RemoteThumbnailTests: XCTestCase {
         addr.sin_port = 0
         addr.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         XCTAssertEqual(bound, 0)
         var actual = sockaddr_in()
@@ -222,8 +239,9 @@ final class RemoteThumbnailTests: XCTestCase {
         XCTAssertGreaterThan(port, 0)
 
         let cache = newCacheDir()
-        let run = try thumb("http://127.0.0.1:\(port)/clip.mp4", ["--timeout-ms", "20000"], cacheDir: cache,
-                            timeout: 60)
+        let run = try thumb(
+            "http://127.0.0.1:\(port)/clip.mp4", ["--timeout-ms", "20000"], cacheDir: cache,
+            timeout: 60)
         assertFailed(run, code: "REMOTE_FETCH_FAILED", status: 69, cacheDir: cache)
         // At once, not at the 20 s deadline: 10 s leaves room for a debug binary on a loaded machine.
         XCTAssertLessThan(run.seconds, 10, "a refused connection should fail at once, not at the deadline")
@@ -233,8 +251,9 @@ final class RemoteThumbnailTests: XCTestCase {
 
     func testUnknownHostFailsFast() throws {
         let cache = newCacheDir()
-        let run = try thumb("http://ftgst-test.invalid/x.mp4", ["--timeout-ms", "5000"], cacheDir: cache,
-                            timeout: 30)
+        let run = try thumb(
+            "http://ftgst-test.invalid/x.mp4", ["--timeout-ms", "5000"], cacheDir: cache,
+            timeout: 30)
         assertFailed(run, code: "REMOTE_FETCH_FAILED", status: 69, cacheDir: cache)
         // Bounded by --timeout-ms plus process start and teardown (5 s for those on a loaded machine), whatever
         // the resolver does.
@@ -265,18 +284,20 @@ final class RemoteThumbnailTests: XCTestCase {
 
     func testNoRangeMoovAtEndFails() throws {
         let cache = newCacheDir()
-        let run = try thumb(server.url("/norange/clip.mp4"),
-                            ["--time-ms", "2000", "--tolerance-ms", "0", "--timeout-ms", "5000"],
-                            cacheDir: cache, timeout: 30)
+        let run = try thumb(
+            server.url("/norange/clip.mp4"),
+            ["--time-ms", "2000", "--tolerance-ms", "0", "--timeout-ms", "5000"],
+            cacheDir: cache, timeout: 30)
         assertFailed(run, code: "REMOTE_FETCH_FAILED", status: 69, cacheDir: cache)
         print("norange clip.mp4: \(String(format: "%.2f", run.seconds)) s: \(run.result.stderr)", terminator: "")
     }
 
     func testNoRangeFaststartFirstFrameNeedsNoSeek() throws {
         let cache = newCacheDir()
-        let run = try thumb(server.url("/norange/clip-faststart.mp4"),
-                            ["--time-ms", "0", "--tolerance-ms", "0", "--timeout-ms", "10000"],
-                            cacheDir: cache, timeout: 30)
+        let run = try thumb(
+            server.url("/norange/clip-faststart.mp4"),
+            ["--time-ms", "0", "--tolerance-ms", "0", "--timeout-ms", "10000"],
+            cacheDir: cache, timeout: 30)
         try assertThumbnail(run, width: 320, height: 240, timeMs: 0, cacheDir: cache)
     }
 
@@ -285,11 +306,13 @@ final class RemoteThumbnailTests: XCTestCase {
     /// left behind — never another code, a wrong frame or a hang.
     func testNoRangeFaststartLaterFrame() throws {
         let cache = newCacheDir()
-        let run = try thumb(server.url("/norange/clip-faststart.mp4"),
-                            ["--time-ms", "2000", "--tolerance-ms", "0", "--timeout-ms", "5000"],
-                            cacheDir: cache, timeout: 30)
-        print("norange faststart @2000: status \(run.result.status), \(String(format: "%.2f", run.seconds)) s, "
-              + "stdout: \(run.result.stdout) stderr: \(run.result.stderr)", terminator: "")
+        let run = try thumb(
+            server.url("/norange/clip-faststart.mp4"),
+            ["--time-ms", "2000", "--tolerance-ms", "0", "--timeout-ms", "5000"],
+            cacheDir: cache, timeout: 30)
+        print(
+            "norange faststart @2000: status \(run.result.status), \(String(format: "%.2f", run.seconds)) s, "
+                + "stdout: \(run.result.stdout) stderr: \(run.result.stderr)", terminator: "")
         if run.result.status == 0 {
             try assertThumbnail(run, width: 320, height: 240, timeMs: 2000, cacheDir: cache)
         } else {
@@ -324,8 +347,9 @@ final class RemoteThumbnailTests: XCTestCase {
 
     func testBadHeaderNameIsInvalidArgument() throws {
         let cache = newCacheDir()
-        let run = try thumb(server.url("/media/clip-faststart.mp4"), ["--header", "Bad Name: x"], cacheDir: cache,
-                            timeout: 30)
+        let run = try thumb(
+            server.url("/media/clip-faststart.mp4"), ["--header", "Bad Name: x"], cacheDir: cache,
+            timeout: 30)
         assertFailed(run, code: "INVALID_ARGUMENT", status: 64, cacheDir: cache)
         XCTAssertTrue(server.requests.isEmpty, "an invalid header must be rejected before any request")
     }
@@ -338,12 +362,14 @@ final class RemoteThumbnailTests: XCTestCase {
             server.clearRequests()
             let cache = newCacheDir()
             let header = "X-A: b\(lineBreak)X-Evil: 1"
-            let run = try thumb(server.url("/media/clip-faststart.mp4"), ["--header", header], cacheDir: cache,
-                                timeout: 30)
+            let run = try thumb(
+                server.url("/media/clip-faststart.mp4"), ["--header", header], cacheDir: cache,
+                timeout: 30)
             assertFailed(run, code: "INVALID_ARGUMENT", status: 64, cacheDir: cache)
-            XCTAssertTrue(server.requests.isEmpty,
-                          "header \(header.debugDescription) must be rejected before any request; requests: "
-                              + "\(server.requests.map { "\($0.method) \($0.path) \($0.headers)" })")
+            XCTAssertTrue(
+                server.requests.isEmpty,
+                "header \(header.debugDescription) must be rejected before any request; requests: "
+                    + "\(server.requests.map { "\($0.method) \($0.path) \($0.headers)" })")
             XCTAssertFalse(server.requests.contains { $0.headers["x-evil"] != nil }, "header injected")
         }
     }
@@ -356,8 +382,10 @@ final class RemoteThumbnailTests: XCTestCase {
             let source = server.url("/media/clip-faststart.mp4") + lineBreak + "X-Evil: 1"
             let run = try thumb(source, ["--timeout-ms", "5000"], cacheDir: cache, timeout: 30)
             assertFailed(run, code: "INVALID_URL", status: 65, cacheDir: cache)
-            XCTAssertTrue(server.requests.isEmpty, "source \(source.debugDescription) must not be fetched; requests: "
-                              + "\(server.requests.map { "\($0.method) \($0.path)" })")
+            XCTAssertTrue(
+                server.requests.isEmpty,
+                "source \(source.debugDescription) must not be fetched; requests: "
+                    + "\(server.requests.map { "\($0.method) \($0.path)" })")
         }
     }
 }

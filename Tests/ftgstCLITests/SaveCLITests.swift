@@ -41,13 +41,15 @@ final class SaveCLITests: XCTestCase {
             XCTAssertEqual(result.status, 0, result.stderr)
             paths.append(try result.json()["path"] as? String ?? "")
         }
-        XCTAssertEqual(paths.map { URL(fileURLWithPath: $0).lastPathComponent }, ["clip.mp4", "clip-2.mp4", "clip-3.mp4"])
+        XCTAssertEqual(
+            paths.map { URL(fileURLWithPath: $0).lastPathComponent }, ["clip.mp4", "clip-2.mp4", "clip-3.mp4"])
         XCTAssertEqual(try visibleNames(library), ["clip-2.mp4", "clip-3.mp4", "clip.mp4"])
         XCTAssertEqual(try ledger(library).count, 3)
         // Each copy is its own source's content.
         for seed in 1...3 {
-            XCTAssertEqual(FileManager.default.contents(atPath: paths[seed - 1]),
-                           Data(TestBytes.pseudoRandom(count: 1000, seed: UInt64(seed))))
+            XCTAssertEqual(
+                FileManager.default.contents(atPath: paths[seed - 1]),
+                Data(TestBytes.pseudoRandom(count: 1000, seed: UInt64(seed))))
         }
         try assertNoTemporaries(library)
     }
@@ -112,15 +114,18 @@ final class SaveCLITests: XCTestCase {
 
     func testDefaultLibraryComesFromXdgUserDir() throws {
         let pictures = folder.appendingPathComponent("My Pictures")
-        let tools = try standIn("xdg-user-dir", """
+        let tools = try standIn(
+            "xdg-user-dir",
+            """
             #!/bin/sh
             [ "$1" = PICTURES ] || exit 2
             echo '\(pictures.path)'
             """)
         let home = folder.appendingPathComponent("home")
         let source = try makeFile("clip.mp4", count: 10, seed: 1)
-        let result = try Run.ftgst(["save", source.path],
-                                   environment: ["PATH": "\(tools.path):/usr/bin:/bin", "HOME": home.path])
+        let result = try Run.ftgst(
+            ["save", source.path],
+            environment: ["PATH": "\(tools.path):/usr/bin:/bin", "HOME": home.path])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(try result.json()["path"] as? String, pictures.appendingPathComponent("Filmtone/clip.mp4").path)
         XCTAssertFalse(FileManager.default.fileExists(atPath: home.path))
@@ -139,8 +144,9 @@ final class SaveCLITests: XCTestCase {
         // xdg-user-dir prints $HOME when no pictures folder is configured.
         let tools = try standIn("xdg-user-dir", "#!/bin/sh\necho \"$HOME\"\n")
         let second = try makeFile("b.mp4", count: 10, seed: 2)
-        let answersHome = try Run.ftgst(["save", second.path],
-                                        environment: ["PATH": "\(tools.path):/usr/bin:/bin", "HOME": home.path])
+        let answersHome = try Run.ftgst(
+            ["save", second.path],
+            environment: ["PATH": "\(tools.path):/usr/bin:/bin", "HOME": home.path])
         XCTAssertEqual(answersHome.status, 0, answersHome.stderr)
         XCTAssertEqual(try answersHome.json()["path"] as? String, expected.appendingPathComponent("b.mp4").path)
     }
@@ -174,8 +180,9 @@ final class SaveCLITests: XCTestCase {
         }
         let source = try makeFile("clip.mp4", count: 1000, seed: 4)
         let began = Date()
-        let busy = try Run.ftgst(["save", source.path, "--library", library.path],
-                                 environment: ["FTGST_LIBRARY_LOCK_TIMEOUT_MS": "300"])
+        let busy = try Run.ftgst(
+            ["save", source.path, "--library", library.path],
+            environment: ["FTGST_LIBRARY_LOCK_TIMEOUT_MS": "300"])
         assertFailure(busy, code: "WRITE_FAILED", status: 73)
         XCTAssertTrue(busy.stderr.contains("library busy"), busy.stderr)
         XCTAssertLessThan(Date().timeIntervalSince(began), 10)
@@ -226,8 +233,9 @@ final class SaveCLITests: XCTestCase {
         assertFailure(try Run.ftgst(["save", "a", "b"]), code: "INVALID_ARGUMENT", status: 64)
         assertFailure(try Run.ftgst(["save", "a", "--bogus"]), code: "INVALID_ARGUMENT", status: 64)
         let source = try makeFile("clip.mp4", count: 10, seed: 2)
-        assertFailure(try Run.ftgst(["save", source.path], environment: ["FTGST_LIBRARY_LOCK_TIMEOUT_MS": "soon"]),
-                      code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(
+            try Run.ftgst(["save", source.path], environment: ["FTGST_LIBRARY_LOCK_TIMEOUT_MS": "soon"]),
+            code: "INVALID_ARGUMENT", status: 64)
         let help = try Run.ftgst(["save", "--help"])
         XCTAssertEqual(help.status, 0)
         XCTAssertTrue(help.stdout.contains("usage: ftgst save FILE"))
@@ -326,8 +334,9 @@ final class SaveCLITests: XCTestCase {
             // terminationStatus traps while the process runs: -1 for one that outlived even SIGKILL.
             let exited = slot.process.waitForExit(timeout: 5)
             let (out, err) = slot.output.withLock { ($0.out, $0.err) }
-            return ProcessResult(status: exited ? slot.process.terminationStatus : -1,
-                                 stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+            return ProcessResult(
+                status: exited ? slot.process.terminationStatus : -1,
+                stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
         }
     }
 }

@@ -36,12 +36,12 @@ final class ShareCLITests: XCTestCase {
     }
 
     func testPrintResolvesARelativePath() throws {
-        let result = try Run.process(URL(fileURLWithPath: "/bin/sh"),
-                                     ["-c", "cd '\(folder.path)' && exec '\(TestEnvironment.binary.path)' share --print './my look #1.mp4'"])
+        let result = try Run.process(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "cd '\(folder.path)' && exec '\(TestEnvironment.binary.path)' share --print './my look #1.mp4'"])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stdout, "{\"uri\":\"\(expectedURI)\"}\n")
     }
-
 
     // MARK: - Handlers
 
@@ -63,7 +63,9 @@ final class ShareCLITests: XCTestCase {
     /// With a session bus, the portal's OpenFile gets the file as an open descriptor (gdbus's stdin, `handle 0`).
     func testPortalGetsTheFileThroughGdbus() throws {
         let stdinRecord = folder.appendingPathComponent("stdin.txt")
-        try standIn("gdbus", """
+        try standIn(
+            "gdbus",
+            """
             #!/bin/sh
             printf '%s\\n' "$@" > '\(record.path)'
             readlink /proc/$$/fd/0 > '\(stdinRecord.path)'
@@ -71,23 +73,28 @@ final class ShareCLITests: XCTestCase {
             """)
         let xdgRecord = folder.appendingPathComponent("xdg.txt")
         try standIn("xdg-open", "#!/bin/sh\necho \"$@\" > '\(xdgRecord.path)'\n")
-        let result = try share([file.path], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "DISPLAY": ":99"])
+        let result = try share(
+            [file.path], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "DISPLAY": ":99"])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stdout, "{\"uri\":\"\(expectedURI)\",\"handler\":\"portal\"}\n")
         let arguments = try String(contentsOf: record, encoding: .utf8).split(separator: "\n").map(String.init)
-        XCTAssertEqual(arguments, [
-            "call", "--session", "--dest", "org.freedesktop.portal.Desktop", "--object-path",
-            "/org/freedesktop/portal/desktop", "--method", "org.freedesktop.portal.OpenURI.OpenFile", "''",
-            "handle 0", "@a{sv} {}",
-        ])
+        XCTAssertEqual(
+            arguments,
+            [
+                "call", "--session", "--dest", "org.freedesktop.portal.Desktop", "--object-path",
+                "/org/freedesktop/portal/desktop", "--method", "org.freedesktop.portal.OpenURI.OpenFile", "''",
+                "handle 0", "@a{sv} {}",
+            ])
         XCTAssertEqual(try String(contentsOf: stdinRecord, encoding: .utf8), file.path + "\n")
         XCTAssertFalse(FileManager.default.fileExists(atPath: xdgRecord.path), "xdg-open must not run after the portal")
     }
 
     func testAFailingPortalFallsBackToXdgOpen() throws {
-        try standIn("gdbus", "#!/bin/sh\necho 'Error: GDBus.Error:org.freedesktop.DBus.Error.ServiceUnknown' >&2\nexit 1\n")
+        try standIn(
+            "gdbus", "#!/bin/sh\necho 'Error: GDBus.Error:org.freedesktop.DBus.Error.ServiceUnknown' >&2\nexit 1\n")
         try standIn("xdg-open", "#!/bin/sh\necho \"$@\" > '\(record.path)'\n")
-        let result = try share([file.path], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "DISPLAY": ":99"])
+        let result = try share(
+            [file.path], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "DISPLAY": ":99"])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(try result.json()["handler"] as? String, "xdg-open")
         XCTAssertEqual(try String(contentsOf: record, encoding: .utf8), expectedURI + "\n")
@@ -159,11 +166,14 @@ final class ShareCLITests: XCTestCase {
 
     /// Runs `ftgst share` with PATH = the stand-in folder + /usr/bin:/bin and no display or session bus unless
     /// `environment` sets them (empty counts as unset, so the developer's own desktop never leaks in).
-    private func share(_ arguments: [String], _ environment: [String: String], path: String? = nil,
-                       timeout: TimeInterval = 60) throws -> ProcessResult
-    {
-        var env = ["PATH": path ?? "\(tools.path):/usr/bin:/bin", "DISPLAY": "", "WAYLAND_DISPLAY": "",
-                   "DBUS_SESSION_BUS_ADDRESS": ""]
+    private func share(
+        _ arguments: [String], _ environment: [String: String], path: String? = nil,
+        timeout: TimeInterval = 60
+    ) throws -> ProcessResult {
+        var env = [
+            "PATH": path ?? "\(tools.path):/usr/bin:/bin", "DISPLAY": "", "WAYLAND_DISPLAY": "",
+            "DBUS_SESSION_BUS_ADDRESS": "",
+        ]
         for (key, value) in environment { env[key] = value }
         return try Run.ftgst(["share"] + arguments, environment: env, timeout: timeout)
     }

@@ -87,7 +87,8 @@ final class ThumbCLITests: XCTestCase {
         XCTAssertEqual(exact["timeMs"] as? Int, 3500)
         let near = try success(try thumb(clip, ["--time-ms", "3500", "--tolerance-ms", "1000"]))
         let nearTime = try XCTUnwrap(near["timeMs"] as? Int)
-        XCTAssertLessThanOrEqual(abs(nearTime - 3500), 1000, "the keyframe is too far: the result must still be within tolerance")
+        XCTAssertLessThanOrEqual(
+            abs(nearTime - 3500), 1000, "the keyframe is too far: the result must still be within tolerance")
     }
 
     func testScalesDownIntoTheBoxKeepingAspect() throws {
@@ -102,8 +103,13 @@ final class ThumbCLITests: XCTestCase {
     func testDownscalingIsFilteredNotAliased() throws {
         let clip = try TestEnvironment.fixture("clip.mp4")
         // 4× down from 320×240: a 2-tap bilinear scaler skips source pixels and aliases the bar edges.
-        let json = try success(try thumb(clip, ["--time-ms", "1400", "--tolerance-ms", "0", "--max-width", "80",
-                                                "--format", "png"]))
+        let json = try success(
+            try thumb(
+                clip,
+                [
+                    "--time-ms", "1400", "--tolerance-ms", "0", "--max-width", "80",
+                    "--format", "png",
+                ]))
         let ours = try DecodedImage.read(try XCTUnwrap(json["path"] as? String))
         let filtered = try DecodedImage.frame(of: clip, index: 42, width: 80, height: 60, scaler: "lanczos")
         XCTAssertLessThan(ours.meanDifference(filtered), 2.5)
@@ -116,11 +122,14 @@ final class ThumbCLITests: XCTestCase {
         XCTAssertEqual(json["height"] as? Int, 320)
         let ours = try DecodedImage.read(try XCTUnwrap(json["path"] as? String))
         let upright = try DecodedImage.frame(of: clip, index: 30, width: 240, height: 320)
-        let sideways = try DecodedImage.frame(of: try TestEnvironment.fixture("clip.mp4"), index: 30, width: 320,
-                                              height: 240).rotatedClockwise()
+        let sideways = try DecodedImage.frame(
+            of: try TestEnvironment.fixture("clip.mp4"), index: 30, width: 320,
+            height: 240
+        ).rotatedClockwise()
         XCTAssertLessThan(ours.meanDifference(upright), 4)
-        XCTAssertGreaterThan(ours.meanDifference(sideways), 3 * ours.meanDifference(upright),
-                             "turned the wrong way")
+        XCTAssertGreaterThan(
+            ours.meanDifference(sideways), 3 * ours.meanDifference(upright),
+            "turned the wrong way")
     }
 
     func testEXIFOrientationOfAPhotoIsApplied() throws {
@@ -160,8 +169,10 @@ final class ThumbCLITests: XCTestCase {
     }
 
     func testTenBitHEVC() throws {
-        let json = try success(try thumb(try TestEnvironment.fixture("hevc10.mp4"),
-                                         ["--time-ms", "500", "--tolerance-ms", "0"]))
+        let json = try success(
+            try thumb(
+                try TestEnvironment.fixture("hevc10.mp4"),
+                ["--time-ms", "500", "--tolerance-ms", "0"]))
         XCTAssertEqual(json["timeMs"] as? Int, 500)
         XCTAssertEqual(json["width"] as? Int, 320)
     }
@@ -210,11 +221,14 @@ final class ThumbCLITests: XCTestCase {
         for (index, name) in ["old-a.bin", "old-b.bin"].enumerated() {
             let url = cache.appendingPathComponent(name)
             try megabyte.write(to: url)
-            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -Double(100 - index))],
-                                                  ofItemAtPath: url.path)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -Double(100 - index))],
+                ofItemAtPath: url.path)
         }
-        let json = try success(try thumb(try TestEnvironment.fixture("clip.mp4"),
-                                         ["--cache-cap-mb", "1", "--format", "png"], name: "fresh"))
+        let json = try success(
+            try thumb(
+                try TestEnvironment.fixture("clip.mp4"),
+                ["--cache-cap-mb", "1", "--format", "png"], name: "fresh"))
         // 2 MiB of old files + the new one: both old files must go to get under 1 MiB; the new one stays.
         XCTAssertEqual(try cacheFiles(), ["fresh.png"])
         XCTAssertTrue(FileManager.default.fileExists(atPath: try XCTUnwrap(json["path"] as? String)))
@@ -228,8 +242,10 @@ final class ThumbCLITests: XCTestCase {
         for index in 0..<4 {
             group.enter()
             DispatchQueue.global().async {
-                let result = try? Run.ftgst(["thumb", clip, "--cache-dir", cachePath, "--cache-name", "race",
-                                             "--time-ms", String(500 * index), "--tolerance-ms", "0"])
+                let result = try? Run.ftgst([
+                    "thumb", clip, "--cache-dir", cachePath, "--cache-name", "race",
+                    "--time-ms", String(500 * index), "--tolerance-ms", "0",
+                ])
                 if let result { collected.withLock { $0.append(result) } }
                 group.leave()
             }
@@ -257,9 +273,11 @@ final class ThumbCLITests: XCTestCase {
     }
 
     func testDecodeFailures() throws {
-        for (fixture, options) in [("truncated.mp4", []), ("empty.mp4", []), ("garbage.bin", []),
-                                   ("clip.mp4", ["--time-ms", "9000"]),
-                                   ("truncated-faststart.mp4", ["--time-ms", "2500", "--tolerance-ms", "0"])] {
+        for (fixture, options) in [
+            ("truncated.mp4", []), ("empty.mp4", []), ("garbage.bin", []),
+            ("clip.mp4", ["--time-ms", "9000"]),
+            ("truncated-faststart.mp4", ["--time-ms", "2500", "--tolerance-ms", "0"]),
+        ] {
             let result = try thumb(try TestEnvironment.fixture(fixture), options)
             assertFailure(result, code: "DECODE_FAILED", status: 68)
         }
@@ -277,8 +295,10 @@ final class ThumbCLITests: XCTestCase {
     func testWriteFailedUnderARegularFile() throws {
         let file = cache.appendingPathComponent("plain-file")
         try Data([1]).write(to: file)
-        let result = try Run.ftgst(["thumb", try TestEnvironment.fixture("clip.mp4"),
-                                    "--cache-dir", file.appendingPathComponent("thumbs").path])
+        let result = try Run.ftgst([
+            "thumb", try TestEnvironment.fixture("clip.mp4"),
+            "--cache-dir", file.appendingPathComponent("thumbs").path,
+        ])
         assertFailure(result, code: "WRITE_FAILED", status: 73)
         XCTAssertEqual(try cacheFiles(), ["plain-file"])
     }
@@ -286,10 +306,13 @@ final class ThumbCLITests: XCTestCase {
     func testWriteFailedOnAFullDisk() throws {
         // A file-size limit makes write(2) fail with EFBIG (SIGXFSZ ignored), as a full disk would with ENOSPC.
         let script = "trap '' XFSZ; ulimit -f 1; exec \"$0\" \"$@\""
-        let result = try Run.process(URL(fileURLWithPath: "/bin/bash"),
-                                     ["-c", script, TestEnvironment.binary.path, "thumb",
-                                      try TestEnvironment.fixture("clip.mp4"), "--format", "png",
-                                      "--cache-dir", cache.path])
+        let result = try Run.process(
+            URL(fileURLWithPath: "/bin/bash"),
+            [
+                "-c", script, TestEnvironment.binary.path, "thumb",
+                try TestEnvironment.fixture("clip.mp4"), "--format", "png",
+                "--cache-dir", cache.path,
+            ])
         assertFailure(result, code: "WRITE_FAILED", status: 73)
         XCTAssertEqual(try cacheFiles(), [], "the partial temporary file is removed")
     }
@@ -312,14 +335,20 @@ final class ThumbCLITests: XCTestCase {
     // MARK: - Resources
 
     func testNoGStreamerObjectLeaks() throws {
-        let result = try Run.ftgst(["thumb", try TestEnvironment.fixture("clip.mp4"), "--time-ms", "1500",
-                                    "--tolerance-ms", "0", "--cache-dir", cache.path],
-                                   environment: ["GST_TRACERS": "leaks", "GST_DEBUG": "GST_TRACER:7",
-                                                 "GST_DEBUG_NO_COLOR": "1"])
+        let result = try Run.ftgst(
+            [
+                "thumb", try TestEnvironment.fixture("clip.mp4"), "--time-ms", "1500",
+                "--tolerance-ms", "0", "--cache-dir", cache.path,
+            ],
+            environment: [
+                "GST_TRACERS": "leaks", "GST_DEBUG": "GST_TRACER:7",
+                "GST_DEBUG_NO_COLOR": "1",
+            ])
         XCTAssertEqual(result.status, 0, result.stderr)
         // The tracer must be active for the absence of leaks to mean anything: it declares its record format.
-        XCTAssertTrue(result.stderr.contains("new format string: object-alive"),
-                      "leak tracer did not run: \(result.stderr.prefix(500))")
+        XCTAssertTrue(
+            result.stderr.contains("new format string: object-alive"),
+            "leak tracer did not run: \(result.stderr.prefix(500))")
         // A leaked object is reported as one record per object: `object-alive, type-name=(string)GstCaps, …`.
         let leaks = result.stderr.split(separator: "\n").filter {
             $0.contains("object-alive, type-name=(string)") && !$0.contains("new format string")
@@ -332,8 +361,9 @@ extension ThumbCLITests {
     func testAFIFOIsRefusedInsteadOfBlocking() throws {
         let fifo = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("pipe.mp4").path
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
-        assertFailure(try Run.ftgst(["thumb", fifo, "--cache-dir", cache.path], timeout: 20), code: "FILE_NOT_FOUND",
-                      status: 66)
+        assertFailure(
+            try Run.ftgst(["thumb", fifo, "--cache-dir", cache.path], timeout: 20), code: "FILE_NOT_FOUND",
+            status: 66)
     }
 }
 
@@ -345,11 +375,13 @@ extension ThumbCLITests {
         for option in ["--time-ms", "--tolerance-ms", "--timeout-ms", "--cache-cap-mb"] {
             assertFailure(try thumb(clip, [option, huge]), code: "INVALID_ARGUMENT", status: 64)
         }
-        assertFailure(try Run.ftgst(["preview", clip, "--time-ms", huge, "-o", cache.appendingPathComponent("p.png").path]),
-                      code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(
+            try Run.ftgst(["preview", clip, "--time-ms", huge, "-o", cache.appendingPathComponent("p.png").path]),
+            code: "INVALID_ARGUMENT", status: 64)
         assertFailure(try Run.ftgst(["probe", clip, "--timeout-ms", huge]), code: "INVALID_ARGUMENT", status: 64)
         // The largest accepted time is a clean DECODE_FAILED (past the end), not a trap.
-        assertFailure(try thumb(clip, ["--time-ms", "1000000000000", "--tolerance-ms", "0"]), code: "DECODE_FAILED",
-                      status: 68)
+        assertFailure(
+            try thumb(clip, ["--time-ms", "1000000000000", "--tolerance-ms", "0"]), code: "DECODE_FAILED",
+            status: 68)
     }
 }

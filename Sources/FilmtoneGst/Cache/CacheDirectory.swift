@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// One file in a cache folder, as eviction sees it.
 struct CacheEntry: Equatable {

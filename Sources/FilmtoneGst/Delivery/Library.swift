@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// What `saveToLibrary` is asked for. Defaults match `ftgst save`'s.
 public struct SaveOptions: Sendable {
@@ -60,7 +60,8 @@ struct SaveRequest {
             }
         }
         source = URL(fileURLWithPath: options.file).standardizedFileURL.path
-        library = URL(fileURLWithPath: options.library ?? SaveRequest.defaultLibrary(environment), isDirectory: true)
+        library =
+            URL(fileURLWithPath: options.library ?? SaveRequest.defaultLibrary(environment), isDirectory: true)
             .standardizedFileURL
         lockTimeoutMilliseconds = options.lockTimeoutMilliseconds
     }
@@ -70,8 +71,8 @@ struct SaveRequest {
         let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
         var answer: String? = nil
         if let tool = Subprocess.find("xdg-user-dir", environment: environment),
-           let outcome = try? Subprocess.run(tool, ["PICTURES"], environment: environment, timeoutMilliseconds: 2000),
-           outcome.status == 0
+            let outcome = try? Subprocess.run(tool, ["PICTURES"], environment: environment, timeoutMilliseconds: 2000),
+            outcome.status == 0
         {
             answer = outcome.stdout
         }
@@ -124,20 +125,23 @@ enum LibrarySave {
         }
 
         // Removed again unless placed (StagedFile), whatever ends this function.
-        let copy = try copyToStagedFile(request.source, in: request.library, name: name, expectedSHA256: digest,
-                                        isCancelled: isCancelled)
+        let copy = try copyToStagedFile(
+            request.source, in: request.library, name: name, expectedSHA256: digest,
+            isCancelled: isCancelled)
 
-        return try LibraryLock.withLock(in: request.library, timeoutMilliseconds: request.lockTimeoutMilliseconds,
-                                        isCancelled: isCancelled)
-        {
+        return try LibraryLock.withLock(
+            in: request.library, timeoutMilliseconds: request.lockTimeoutMilliseconds,
+            isCancelled: isCancelled
+        ) {
             var ledger = try LibraryLedger.read(in: request.library)
             if let entry = ledger.entry(sha256: digest) { throw alreadySaved(entry, in: request.library) }
             let savedName = try place(copy, in: request.library, preferredName: name)
             let saved = request.library.appendingPathComponent(savedName)
             var size = stat()
-            ledger.entries.append(LibraryLedger.Entry(
-                sha256: digest, name: savedName, size: stat(saved.path, &size) == 0 ? Int64(size.st_size) : 0,
-                savedAt: LibraryLedger.timestamp(Date())))
+            ledger.entries.append(
+                LibraryLedger.Entry(
+                    sha256: digest, name: savedName, size: stat(saved.path, &size) == 0 ? Int64(size.st_size) : 0,
+                    savedAt: LibraryLedger.timestamp(Date())))
             do {
                 try StagedFile.write(ledger.serialized, to: LibraryLedger.url(in: request.library))
             } catch {
@@ -211,9 +215,10 @@ enum LibrarySave {
 
     /// Streams `source` into a staged file in the library (1 MiB at a time), hashing what it writes, then flushes
     /// it. Removed again on any failure (and later, unless it is placed).
-    static func copyToStagedFile(_ source: String, in library: URL, name: String, expectedSHA256: String,
-                                 isCancelled: () -> Bool) throws -> StagedFile
-    {
+    static func copyToStagedFile(
+        _ source: String, in library: URL, name: String, expectedSHA256: String,
+        isCancelled: () -> Bool
+    ) throws -> StagedFile {
         let input: POSIXFile
         do {
             input = try POSIXFile(path: source, flags: O_RDONLY)
@@ -250,8 +255,10 @@ enum LibrarySave {
         if FileManager.default.fileExists(atPath: path) {
             return FilmtoneError(.saveFailed, "already saved as \(path)")
         }
-        return FilmtoneError(.saveFailed, "already saved as \(path) (since removed from the library; its entry in "
-                                 + "\(ledgerName) still counts)")
+        return FilmtoneError(
+            .saveFailed,
+            "already saved as \(path) (since removed from the library; its entry in "
+                + "\(ledgerName) still counts)")
     }
 
     private static func reason(_ error: Error) -> String {
@@ -267,9 +274,10 @@ enum LibrarySave {
 enum LibraryLock {
     /// Runs `body` holding the lock. Waits at most `timeoutMilliseconds` for it (non-blocking attempts every
     /// 10 ms), then `WRITE_FAILED` "library busy".
-    static func withLock<T>(in library: URL, timeoutMilliseconds: Int64, isCancelled: () -> Bool,
-                            _ body: () throws -> T) throws -> T
-    {
+    static func withLock<T>(
+        in library: URL, timeoutMilliseconds: Int64, isCancelled: () -> Bool,
+        _ body: () throws -> T
+    ) throws -> T {
         let path = library.appendingPathComponent(LibrarySave.lockName).path
         let file: POSIXFile
         do {
@@ -286,8 +294,10 @@ enum LibraryLock {
             }
             if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
             guard ContinuousClock.now < deadline else {
-                throw FilmtoneError(.writeFailed, "library busy: another process held \(path) for over "
-                                        + "\(timeoutMilliseconds) ms")
+                throw FilmtoneError(
+                    .writeFailed,
+                    "library busy: another process held \(path) for over "
+                        + "\(timeoutMilliseconds) ms")
             }
             usleep(10_000)
         }
@@ -342,12 +352,14 @@ struct LibraryLedger: Equatable {
         var ledger = LibraryLedger()
         for item in list {
             guard let sha256 = item["sha256"] as? String, sha256.count == 64,
-                  sha256.allSatisfy({ $0.isHexDigit && !$0.isUppercase }),
-                  let name = item["name"] as? String, !name.isEmpty
+                sha256.allSatisfy({ $0.isHexDigit && !$0.isUppercase }),
+                let name = item["name"] as? String, !name.isEmpty
             else { throw damaged("an entry without a valid 'sha256' and 'name'") }
             let size = (item["size"] as? NSNumber)?.int64Value ?? 0
-            ledger.entries.append(Entry(sha256: sha256, name: name, size: size,
-                                        savedAt: item["savedAt"] as? String ?? ""))
+            ledger.entries.append(
+                Entry(
+                    sha256: sha256, name: name, size: size,
+                    savedAt: item["savedAt"] as? String ?? ""))
         }
         return ledger
     }

@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// What `shareOutput` is asked for. Defaults match `ftgst share`'s.
 public struct ShareOptions: Sendable {
@@ -85,7 +85,9 @@ enum Share {
         if isSet("DBUS_SESSION_BUS_ADDRESS"), let gdbus = Subprocess.find("gdbus", environment: environment) {
             routes.append(.portal(gdbus: gdbus))
         }
-        if isSet("DISPLAY") || isSet("WAYLAND_DISPLAY"), let open = Subprocess.find("xdg-open", environment: environment) {
+        if isSet("DISPLAY") || isSet("WAYLAND_DISPLAY"),
+            let open = Subprocess.find("xdg-open", environment: environment)
+        {
             routes.append(.xdgOpen(open))
         }
         return routes
@@ -132,13 +134,15 @@ enum Share {
     }
 
     /// Runs one handler; nil on success, else why it failed.
-    private static func attempt(_ label: String, _ program: URL, _ arguments: [String], stdin: FileHandle?,
-                                _ request: ShareRequest, _ environment: [String: String]) -> String?
-    {
+    private static func attempt(
+        _ label: String, _ program: URL, _ arguments: [String], stdin: FileHandle?,
+        _ request: ShareRequest, _ environment: [String: String]
+    ) -> String? {
         let outcome: SubprocessOutcome
         do {
-            outcome = try Subprocess.run(program, arguments, environment: environment, standardInput: stdin,
-                                         timeoutMilliseconds: request.timeoutMilliseconds)
+            outcome = try Subprocess.run(
+                program, arguments, environment: environment, standardInput: stdin,
+                timeoutMilliseconds: request.timeoutMilliseconds)
         } catch {
             return "\(label) could not be started (\(program.path): \(error))"
         }
@@ -157,11 +161,15 @@ enum Share {
     static func noDesktop(_ environment: [String: String]) -> FilmtoneError {
         let hasDisplay = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
         if hasDisplay {
-            return FilmtoneError(.shareUnavailable, "no share handler: xdg-open is not on PATH (Debian package "
-                                     + "xdg-utils) and no desktop portal is reachable over a session bus; use --print")
+            return FilmtoneError(
+                .shareUnavailable,
+                "no share handler: xdg-open is not on PATH (Debian package "
+                    + "xdg-utils) and no desktop portal is reachable over a session bus; use --print")
         }
-        return FilmtoneError(.shareUnavailable, "no desktop session (no display, no desktop portal on a session bus): "
-                                 + "set DISPLAY/WAYLAND_DISPLAY or use --print")
+        return FilmtoneError(
+            .shareUnavailable,
+            "no desktop session (no display, no desktop portal on a session bus): "
+                + "set DISPLAY/WAYLAND_DISPLAY or use --print")
     }
 
     /// `file://` + the path, every byte other than RFC 3986 unreserved characters and `/` percent-encoded
@@ -171,8 +179,8 @@ enum Share {
         for byte in path.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "~"), UInt8(ascii: "/"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"), UInt8(ascii: "/"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 out += String(format: "%%%02X", byte)

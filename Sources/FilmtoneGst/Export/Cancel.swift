@@ -1,7 +1,7 @@
+import FilmtoneCore
 import Foundation
 import Glibc
 import Synchronization
-import FilmtoneCore
 
 /// Why an export stopped early. One vocabulary for every way of stopping one; the CLI prints it as
 /// `[CANCELLED] reason` and the record keeps it.

@@ -1,9 +1,9 @@
-import Foundation
-import Glibc
-import Synchronization
 import FilmtoneCore
 import FilmtoneElements
+import Foundation
+import Glibc
 import GstKit
+import Synchronization
 
 /// The stages an export reports.
 public enum ExportStage: String, Sendable {
@@ -103,15 +103,17 @@ public func exportEvents(_ options: ExportOptions) -> AsyncThrowingStream<Export
 
 /// `ftgst export --dry-run`: probes the source and prints the `gst-launch-1.0` command (for `bash`) that does
 /// the same export, writing OUT directly. Touches no output and takes no workspace lock.
-public func exportCommandLine(_ options: ExportOptions,
-                              environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> String
-{
+public func exportCommandLine(
+    _ options: ExportOptions,
+    environment: [String: String] = ProcessInfo.processInfo.environment
+) async throws -> String {
     let request = try ExportRequest(options, environment: environment)
     return try await runDetached { isCancelled in
         try request.source.checkExists()
         let report = try ExportRun.probe(request, isCancelled: isCancelled)
-        let preset = try ExportPlan.preset(for: request, source: report,
-                                           among: try ExportPresets.all(environment: environment))
+        let preset = try ExportPlan.preset(
+            for: request, source: report,
+            among: try ExportPresets.all(environment: environment))
         let plan = try ExportPlan.make(request, source: report, preset: preset)
         let plugins = ExportPlan.needsPlugin(plan.words) ? ExportRun.pluginDirectory(environment) : nil
         return ExportPlan.shellCommand(words: plan.words, pluginDirectory: plugins)
@@ -155,9 +157,13 @@ struct ExportRun {
         let deadline = request.options.timeoutMilliseconds.map { Deadline(after: $0) }
         let cancelReason: () -> CancelReason? = {
             if let reason = token.reason { return reason }
-            if request.workspace.cancelRequested { token.cancel(.externalCommand) }
-            else if isTaskCancelled() { token.cancel(.api) }
-            else if deadline?.hasPassed == true { token.cancel(.timeout) }
+            if request.workspace.cancelRequested {
+                token.cancel(.externalCommand)
+            } else if isTaskCancelled() {
+                token.cancel(.api)
+            } else if deadline?.hasPassed == true {
+                token.cancel(.timeout)
+            }
             return token.reason
         }
         // OUT, its sidecar and its record are StagedFiles until placed: whatever ends this function before that
@@ -182,36 +188,43 @@ struct ExportRun {
             record.preset = preset
             let plan = try ExportPlan.make(request, source: source, preset: preset)
             record.lap(.probing)
-            report(ExportProgress(stage: .probing, progress: ExportRun.probingEnd, currentFrame: 0,
-                                  totalFrames: plan.totalFrames, framesPerSecond: 0))
+            report(
+                ExportProgress(
+                    stage: .probing, progress: ExportRun.probingEnd, currentFrame: 0,
+                    totalFrames: plan.totalFrames, framesPerSecond: 0))
 
             // Mezzanine (asked for): the source's intra-frame copy, so previews of it scrub fast afterwards.
             var renderingStart = ExportRun.probingEnd
             if plan.buildsMezzanine {
-                record.mezzanine = try buildMezzanine(total: plan.totalFrames, cancelReason: cancelReason,
-                                                      report: report)
+                record.mezzanine = try buildMezzanine(
+                    total: plan.totalFrames, cancelReason: cancelReason,
+                    report: report)
                 record.lap(.mezzanine)
                 renderingStart = ExportRun.mezzanineEnd
             }
 
             // Rendering
             let staging = try ExportRun.stagingFile(for: request)
-            let frames = try render(plan.words(writingTo: staging.path), totalFrames: plan.totalFrames,
-                                    sourceDuration: source.durationMilliseconds, startingAt: renderingStart,
-                                    cancelReason: cancelReason, report: report, record: record)
+            let frames = try render(
+                plan.words(writingTo: staging.path), totalFrames: plan.totalFrames,
+                sourceDuration: source.durationMilliseconds, startingAt: renderingStart,
+                cancelReason: cancelReason, report: report, record: record)
             record.frames = frames
             record.lap(.rendering)
 
             // Finalizing
-            report(ExportProgress(stage: .finalizing, progress: ExportRun.renderingEnd, currentFrame: frames,
-                                  totalFrames: plan.totalFrames ?? frames, framesPerSecond: record.framesPerSecond))
+            report(
+                ExportProgress(
+                    stage: .finalizing, progress: ExportRun.renderingEnd, currentFrame: frames,
+                    totalFrames: plan.totalFrames ?? frames, framesPerSecond: record.framesPerSecond))
             try ExportRun.throwIfCancelled(cancelReason())
             // Everything is written beside OUT under temporary names first and moved into place last, so a
             // failure at any point leaves neither OUT nor a sidecar without its file.
             try staging.sync()
             let output = try? ExportRun.probeFile(staging.path, isCancelled: { false })
             record.output = output
-            let sizeBytes = (try? FileManager.default.attributesOfItem(atPath: staging.path)[.size] as? Int64)
+            let sizeBytes =
+                (try? FileManager.default.attributesOfItem(atPath: staging.path)[.size] as? Int64)
                 .flatMap { $0 } ?? 0
             let result = ExportResult(
                 path: request.output.path, preset: preset.name, width: plan.width, height: plan.height,
@@ -234,9 +247,11 @@ struct ExportRun {
                     throw error
                 }
             }
-            report(ExportProgress(stage: .finalizing, progress: 1, currentFrame: frames,
-                                  totalFrames: plan.totalFrames ?? frames, framesPerSecond: record.framesPerSecond,
-                                  remainingMilliseconds: 0))
+            report(
+                ExportProgress(
+                    stage: .finalizing, progress: 1, currentFrame: frames,
+                    totalFrames: plan.totalFrames ?? frames, framesPerSecond: record.framesPerSecond,
+                    remainingMilliseconds: 0))
             return result
         } catch {
             var failure = (error as? FilmtoneError) ?? FilmtoneError(.internalError, "\(error)")
@@ -244,7 +259,9 @@ struct ExportRun {
             // export's message is always the reason.
             if failure.code == .cancelled, let reason = token.reason { failure.message = reason.rawValue }
             record.lapOpenStage()
-            let outcome: ExportRecorder.Outcome = failure.code == .cancelled ? .cancelled(token.reason ?? .api)
+            let outcome: ExportRecorder.Outcome =
+                failure.code == .cancelled
+                ? .cancelled(token.reason ?? .api)
                 : .failed(failure)
             record.writeFailureRecord(in: request.workspace.records, outcome: outcome)
             throw failure
@@ -257,10 +274,11 @@ struct ExportRun {
 
     /// Plays the pipeline `words` describe to its end, reporting progress every ~150 ms. Returns the frames
     /// rendered.
-    private func render(_ words: [String], totalFrames: Int64?, sourceDuration: Int64?, startingAt: Double,
-                        cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void,
-                        record: ExportRecorder) throws -> Int64
-    {
+    private func render(
+        _ words: [String], totalFrames: Int64?, sourceDuration: Int64?, startingAt: Double,
+        cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void,
+        record: ExportRecorder
+    ) throws -> Int64 {
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let pipeline = try Pipeline(words: words)
         defer { pipeline.stop() }
@@ -281,8 +299,10 @@ struct ExportRun {
             }
         }
         // The stage is reported as it starts, as the mezzanine's is: a short render may end before the first tick.
-        report(ExportProgress(stage: .rendering, progress: startingAt, currentFrame: 0, totalFrames: totalFrames,
-                              framesPerSecond: 0))
+        report(
+            ExportProgress(
+                stage: .rendering, progress: startingAt, currentFrame: 0, totalFrames: totalFrames,
+                framesPerSecond: 0))
         let started = ContinuousClock.now
         pipeline.play()
         var lastTick = ContinuousClock.now
@@ -310,8 +330,9 @@ struct ExportRun {
                 lastFrames = activity
                 lastChange = now
             } else if now - lastChange > stall {
-                throw FilmtoneError(request.source.isRemote ? .remoteFetchFailed : .decodeFailed,
-                                    "no new frame for \(request.options.stallMilliseconds) ms: the pipeline stalled")
+                throw FilmtoneError(
+                    request.source.isRemote ? .remoteFetchFailed : .decodeFailed,
+                    "no new frame for \(request.options.stallMilliseconds) ms: the pipeline stalled")
             }
             guard now - lastTick >= .milliseconds(150) else { continue }
             lastTick = now
@@ -328,41 +349,52 @@ struct ExportRun {
                 f > 0.01 ? Int64(seconds * (1 - f) / f * 1000) : nil
             }
             let overall = startingAt + (ExportRun.renderingEnd - startingAt) * (fraction ?? 0)
-            report(ExportProgress(stage: .rendering, progress: overall, currentFrame: frames, totalFrames: totalFrames,
-                                  framesPerSecond: fps, remainingMilliseconds: remaining))
+            report(
+                ExportProgress(
+                    stage: .rendering, progress: overall, currentFrame: frames, totalFrames: totalFrames,
+                    framesPerSecond: fps, remainingMilliseconds: remaining))
         }
     }
 
     /// Builds (or finds) the source's mezzanine in the default mezzanine cache, reporting its frames as the
     /// `mezzanine` stage; cancellation and the deadline apply as in rendering.
-    private func buildMezzanine(total: Int64?, cancelReason: @escaping () -> CancelReason?,
-                                report: @escaping (ExportProgress) -> Void) throws -> MezzanineResult
-    {
+    private func buildMezzanine(
+        total: Int64?, cancelReason: @escaping () -> CancelReason?,
+        report: @escaping (ExportProgress) -> Void
+    ) throws -> MezzanineResult {
         var options = MezzanineOptions(source: request.options.source)
         options.headers = request.options.headers
         let mezzanine = try MezzanineRequest(options)
         let counter = FrameCounter()
         let started = ContinuousClock.now
         var lastTick = started
-        report(ExportProgress(stage: .mezzanine, progress: ExportRun.probingEnd, currentFrame: 0, totalFrames: total,
-                              framesPerSecond: 0))
-        let result = try Mezzanines.run(mezzanine, isCancelled: {
-            let now = ContinuousClock.now
-            if now - lastTick >= .milliseconds(150) {
-                lastTick = now
-                let frames = counter.count
-                let fraction = total.map { $0 > 0 ? min(1, Double(frames) / Double($0)) : 0 } ?? 0
-                let seconds = ExportRun.seconds(now - started)
-                report(ExportProgress(
-                    stage: .mezzanine,
-                    progress: ExportRun.probingEnd + (ExportRun.mezzanineEnd - ExportRun.probingEnd) * fraction,
-                    currentFrame: frames, totalFrames: total, framesPerSecond: seconds > 0 ? Double(frames) / seconds : 0))
-            }
-            return cancelReason() != nil
-        }, onFrame: { counter.set($0) })
+        report(
+            ExportProgress(
+                stage: .mezzanine, progress: ExportRun.probingEnd, currentFrame: 0, totalFrames: total,
+                framesPerSecond: 0))
+        let result = try Mezzanines.run(
+            mezzanine,
+            isCancelled: {
+                let now = ContinuousClock.now
+                if now - lastTick >= .milliseconds(150) {
+                    lastTick = now
+                    let frames = counter.count
+                    let fraction = total.map { $0 > 0 ? min(1, Double(frames) / Double($0)) : 0 } ?? 0
+                    let seconds = ExportRun.seconds(now - started)
+                    report(
+                        ExportProgress(
+                            stage: .mezzanine,
+                            progress: ExportRun.probingEnd + (ExportRun.mezzanineEnd - ExportRun.probingEnd) * fraction,
+                            currentFrame: frames, totalFrames: total,
+                            framesPerSecond: seconds > 0 ? Double(frames) / seconds : 0))
+                }
+                return cancelReason() != nil
+            }, onFrame: { counter.set($0) })
         try ExportRun.throwIfCancelled(cancelReason())
-        report(ExportProgress(stage: .mezzanine, progress: ExportRun.mezzanineEnd, currentFrame: Int64(result.frames),
-                              totalFrames: total, framesPerSecond: 0))
+        report(
+            ExportProgress(
+                stage: .mezzanine, progress: ExportRun.mezzanineEnd, currentFrame: Int64(result.frames),
+                totalFrames: total, framesPerSecond: 0))
         return result
     }
 
@@ -401,10 +433,14 @@ struct ExportRun {
         if let explicit = environment["FTGST_PLUGIN_DIR"], !explicit.isEmpty { return explicit }
         // `.build/debug` is a symlink to `.build/<triple>/debug`: look beside both.
         let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? ".")
-        for build in [executable.deletingLastPathComponent(),
-                      executable.resolvingSymlinksInPath().deletingLastPathComponent()] {
+        for build in [
+            executable.deletingLastPathComponent(),
+            executable.resolvingSymlinksInPath().deletingLastPathComponent(),
+        ] {
             let flavour = build.path.contains("debug") ? "gst-plugins-debug" : "gst-plugins"
-            for root in [build.deletingLastPathComponent(), build.deletingLastPathComponent().deletingLastPathComponent()] {
+            for root in [
+                build.deletingLastPathComponent(), build.deletingLastPathComponent().deletingLastPathComponent(),
+            ] {
                 for name in [flavour, "gst-plugins", "gst-plugins-debug"] {
                     let folder = root.appendingPathComponent(name)
                     if FileManager.default.fileExists(atPath: folder.appendingPathComponent("libgstfilmtone.so").path) {
@@ -424,7 +460,9 @@ struct ExportRun {
         let output = request.output
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: output.path, isDirectory: &isDirectory) {
-            guard !isDirectory.boolValue else { throw FilmtoneError(.writeFailed, "the output is a folder: \(output.path)") }
+            guard !isDirectory.boolValue else {
+                throw FilmtoneError(.writeFailed, "the output is a folder: \(output.path)")
+            }
             guard request.options.overwrite else {
                 throw FilmtoneError(.writeFailed, "the output exists (use --overwrite): \(output.path)")
             }

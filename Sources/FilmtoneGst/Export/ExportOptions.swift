@@ -1,6 +1,6 @@
-import Foundation
 import FilmtoneCore
 import FilmtoneLooks
+import Foundation
 
 /// What `runExport` is asked for: `source` decoded, made upright, scaled, looked and encoded with a preset
 /// into `output`. The fields it shares with a preview (source, output, headers, LUTs, intensity, interpolation,
@@ -122,7 +122,9 @@ struct ExportRequest {
         if let start = options.startMilliseconds, !(0...limit).contains(start) {
             throw invalid("--start-ms must be 0…\(limit)")
         }
-        if let end = options.endMilliseconds, !(1...limit).contains(end) { throw invalid("--end-ms must be 1…\(limit)") }
+        if let end = options.endMilliseconds, !(1...limit).contains(end) {
+            throw invalid("--end-ms must be 1…\(limit)")
+        }
         if let start = options.startMilliseconds, let end = options.endMilliseconds, end <= start {
             throw invalid("--end-ms must be after --start-ms")
         }
@@ -138,7 +140,8 @@ struct ExportRequest {
         let look = try render.look()
         self.look = look.isEmpty ? nil : look
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        let folder = options.workspace.map { URL(fileURLWithPath: $0, relativeTo: cwd).standardizedFileURL }
+        let folder =
+            options.workspace.map { URL(fileURLWithPath: $0, relativeTo: cwd).standardizedFileURL }
             ?? URL(fileURLWithPath: Workspace.defaultFolder(environment))
         workspace = Workspace(folder: folder)
         self.options = options

@@ -1,7 +1,7 @@
-import Foundation
 import FilmtoneCore
 import FilmtoneElements
 import FilmtoneLooks
+import Foundation
 import GstKit
 
 /// What happens to the source's audio in an export.
@@ -84,12 +84,16 @@ struct ExportPlan: Equatable {
             switch word {
             case "{source}": words += ExportPlan.sourceWords(inputs, audio: audio)
             case "{size}":
-                words += ["capsfilter", "name=size",
-                          "caps=video/x-raw,width=\(width),height=\(height),pixel-aspect-ratio=1/1"]
+                words += [
+                    "capsfilter", "name=size",
+                    "caps=video/x-raw,width=\(width),height=\(height),pixel-aspect-ratio=1/1",
+                ]
             case "{look}":
-                words += ExportPlan.workingFormat(look: inputs.look != nil, depth: depth,
-                                                  sourceDepth: inputs.sourceDepth,
-                                                  encoderFormat: ExportPlan.encoderFormat(preset))
+                words +=
+                    ExportPlan.workingFormat(
+                        look: inputs.look != nil, depth: depth,
+                        sourceDepth: inputs.sourceDepth,
+                        encoderFormat: ExportPlan.encoderFormat(preset))
                     + (inputs.look.map(ExportPlan.lookWords) ?? [])
             case "{trim}": words += ExportPlan.trimWords(inputs.trim, name: "trim")
             case "{audio}":
@@ -104,12 +108,14 @@ struct ExportPlan: Equatable {
     /// Fills `preset`'s template. Throws `UNSUPPORTED_FORMAT` when `--audio copy` cannot be honoured,
     /// `INVALID_ARGUMENT` when `--depth` asks for more than the preset carries.
     static func make(preset: ExportPreset, _ inputs: Inputs) throws -> ExportPlan {
-        let size = outputSize(displayWidth: inputs.displayWidth, displayHeight: inputs.displayHeight,
-                              maxWidth: inputs.maxWidth, maxHeight: inputs.maxHeight, even: preset.evenSize)
+        let size = outputSize(
+            displayWidth: inputs.displayWidth, displayHeight: inputs.displayHeight,
+            maxWidth: inputs.maxWidth, maxHeight: inputs.maxHeight, even: preset.evenSize)
         let audio = try resolveAudio(inputs.audio, sourceCodec: inputs.sourceAudioCodec, preset: preset)
         let depth = try resolveDepth(inputs.depth, sourceDepth: inputs.sourceDepth, preset: preset)
-        return ExportPlan(preset: preset, inputs: inputs, width: size.width, height: size.height, audio: audio,
-                          depth: depth)
+        return ExportPlan(
+            preset: preset, inputs: inputs, width: size.width, height: size.height, audio: audio,
+            depth: depth)
     }
 
     /// The display size fitted into the bounds, aspect kept, never upscaled; even when the codec needs it
@@ -117,8 +123,9 @@ struct ExportPlan: Equatable {
     static func outputSize(displayWidth: Int, displayHeight: Int, maxWidth: Int, maxHeight: Int, even: Bool)
         -> (width: Int, height: Int)
     {
-        var size = FrameRecipe.outputSize(width: displayWidth, height: displayHeight, pixelAspect: Fraction(1, 1),
-                                          maxWidth: maxWidth, maxHeight: maxHeight)
+        var size = FrameRecipe.outputSize(
+            width: displayWidth, height: displayHeight, pixelAspect: Fraction(1, 1),
+            maxWidth: maxWidth, maxHeight: maxHeight)
         if even {
             size.width = max(2, size.width & ~1)
             size.height = max(2, size.height & ~1)
@@ -133,8 +140,10 @@ struct ExportPlan: Equatable {
         case .eight: return 8
         case .ten:
             guard preset.depth >= 10 else {
-                throw FilmtoneError(.invalidArgument, "preset \(preset.name) carries \(preset.depth) bits; "
-                                        + "--depth 10 needs a 10-bit preset (prores-mov, hevc10-mp4)")
+                throw FilmtoneError(
+                    .invalidArgument,
+                    "preset \(preset.name) carries \(preset.depth) bits; "
+                        + "--depth 10 needs a 10-bit preset (prores-mov, hevc10-mp4)")
             }
             return 10
         case .auto:
@@ -164,7 +173,9 @@ struct ExportPlan: Equatable {
 
     /// The format pinned in front of the preset's encoder: the last `video/x-raw,format=X` of its template.
     static func encoderFormat(_ preset: ExportPreset) -> String? {
-        preset.template.last { $0.hasPrefix("video/x-raw,format=") }.map { String($0.dropFirst("video/x-raw,format=".count)) }
+        preset.template.last { $0.hasPrefix("video/x-raw,format=") }.map {
+            String($0.dropFirst("video/x-raw,format=".count))
+        }
     }
 
     static func resolveAudio(_ mode: AudioMode, sourceCodec: String?, preset: ExportPreset) throws -> AudioMode {
@@ -178,8 +189,10 @@ struct ExportPlan: Equatable {
         case .auto: return codec == "aac" ? .copy : .aac
         case .copy:
             guard codec == "aac" else {
-                throw FilmtoneError(.unsupportedFormat, "cannot copy \(codec) audio into \(preset.name) (it takes AAC); "
-                                        + "use --audio aac")
+                throw FilmtoneError(
+                    .unsupportedFormat,
+                    "cannot copy \(codec) audio into \(preset.name) (it takes AAC); "
+                        + "use --audio aac")
             }
             return .copy
         case .aac, .none: return mode
@@ -244,8 +257,10 @@ struct ExportPlan: Equatable {
         switch audio {
         case .copy: return ["src.", "!", "audio/mpeg", "!"] + trim + ["aacparse", "!", "queue", "!", "mux."]
         case .aac:
-            return ["src.", "!", "audio/x-raw", "!"] + trim + ["queue", "!", "audioconvert", "!", "audioresample", "!",
-                    "avenc_aac", "!", "aacparse", "!", "queue", "!", "mux."]
+            return ["src.", "!", "audio/x-raw", "!"] + trim + [
+                "queue", "!", "audioconvert", "!", "audioresample", "!",
+                "avenc_aac", "!", "aacparse", "!", "queue", "!", "mux.",
+            ]
         case .none, .auto: return []
         }
     }
@@ -268,9 +283,10 @@ struct ExportPlan: Equatable {
     /// kind of source.
     /// `presets` is read only once the source is known to have a picture, so a source without one is refused as
     /// such whatever the preset folder holds.
-    static func preset(for request: ExportRequest, source: ProbeReport,
-                       among readPresets: @autoclosure () throws -> [ExportPreset]) throws -> ExportPreset
-    {
+    static func preset(
+        for request: ExportRequest, source: ProbeReport,
+        among readPresets: @autoclosure () throws -> [ExportPreset]
+    ) throws -> ExportPreset {
         guard source.video != nil else {
             throw FilmtoneError(.unsupportedFormat, "the source has no video or picture to export")
         }
@@ -285,12 +301,16 @@ struct ExportPlan: Equatable {
         } else {
             let ext = request.output.pathExtension.isEmpty ? "no extension" : "'.\(request.output.pathExtension)'"
             let kinds = presets.filter { $0.sources == kind }.flatMap { $0.extensions.map { ".\($0)" } }
-            throw FilmtoneError(.invalidArgument, "no preset writes \(ext) for this \(what) "
-                                    + "(\(kinds.joined(separator: ", "))); name one with --preset (ftgst presets)")
+            throw FilmtoneError(
+                .invalidArgument,
+                "no preset writes \(ext) for this \(what) "
+                    + "(\(kinds.joined(separator: ", "))); name one with --preset (ftgst presets)")
         }
         guard preset.sources == kind else {
-            throw FilmtoneError(.invalidArgument, "preset \(preset.name) takes \(preset.sources.rawValue) sources; "
-                                    + "this source is a \(what)")
+            throw FilmtoneError(
+                .invalidArgument,
+                "preset \(preset.name) takes \(preset.sources.rawValue) sources; "
+                    + "this source is a \(what)")
         }
         return preset
     }
@@ -306,13 +326,16 @@ struct ExportPlan: Equatable {
         guard !(options.mezzanine && source.isImage) else {
             throw FilmtoneError(.invalidArgument, "a photo has no mezzanine")
         }
-        let trim = try keptRange(start: options.startMilliseconds, end: options.endMilliseconds, source: source,
-                                 preset: preset)
-        var plan = try make(preset: preset, Inputs(
-            source: request.source, headers: request.headers, isJPEG: source.isImage && video.codec == "jpeg",
-            displayWidth: video.displayWidth, displayHeight: video.displayHeight, maxWidth: options.maxWidth,
-            maxHeight: options.maxHeight, look: request.look, depth: options.depth, sourceDepth: video.bitDepth,
-            trim: trim, audio: options.audio, sourceAudioCodec: source.audio?.codec, output: request.output.path))
+        let trim = try keptRange(
+            start: options.startMilliseconds, end: options.endMilliseconds, source: source,
+            preset: preset)
+        var plan = try make(
+            preset: preset,
+            Inputs(
+                source: request.source, headers: request.headers, isJPEG: source.isImage && video.codec == "jpeg",
+                displayWidth: video.displayWidth, displayHeight: video.displayHeight, maxWidth: options.maxWidth,
+                maxHeight: options.maxHeight, look: request.look, depth: options.depth, sourceDepth: video.bitDepth,
+                trim: trim, audio: options.audio, sourceAudioCodec: source.audio?.codec, output: request.output.path))
         plan.totalFrames = totalFrames(source, start: options.startMilliseconds, end: options.endMilliseconds)
         plan.buildsMezzanine = options.mezzanine
         return plan

@@ -1,6 +1,6 @@
+import FilmtoneCore
 import Foundation
 import Glibc
-import FilmtoneCore
 import GstKit
 
 /// What an export leaves beside its output and in the workspace:
@@ -72,8 +72,11 @@ final class ExportRecorder {
             for (slot, path) in [("input", look.inputLUT), ("creative", look.creativeLUT)] {
                 guard let path else { continue }
                 let digest = try? SHA256.hash(file: path)
-                luts.append(.object([("slot", .string(slot)), ("path", .string(path)),
-                                     ("sha256", digest.map { .string($0) } ?? .null)]))
+                luts.append(
+                    .object([
+                        ("slot", .string(slot)), ("path", .string(path)),
+                        ("sha256", digest.map { .string($0) } ?? .null),
+                    ]))
             }
         }
         let words = plan.words.map(ExportRecorder.redactWord)
@@ -82,8 +85,15 @@ final class ExportRecorder {
             ("request", request.options.json),
             ("preset", preset?.json ?? .null),
             ("pipeline", .string(words.joined(separator: " "))),
-            ("command", .string(ExportPlan.shellCommand(words: words, pluginDirectory:
-                ExportPlan.needsPlugin(words) ? ExportRun.pluginDirectory(ProcessInfo.processInfo.environment) : nil))),
+            (
+                "command",
+                .string(
+                    ExportPlan.shellCommand(
+                        words: words,
+                        pluginDirectory:
+                            ExportPlan.needsPlugin(words)
+                            ? ExportRun.pluginDirectory(ProcessInfo.processInfo.environment) : nil))
+            ),
             ("width", .int(Int64(plan.width))), ("height", .int(Int64(plan.height))),
             ("audio", .string(plan.audio.rawValue)), ("depth", .int(Int64(plan.depth))),
             ("luts", .array(luts)),

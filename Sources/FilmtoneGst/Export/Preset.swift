@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// An export preset: a gst-launch-style pipeline template with named placeholders, read from a `*.preset` file
 /// (`pipelines/presets/README.md` describes the format). Parsing is pure.
@@ -115,8 +115,10 @@ public enum ExportPresets {
     /// The preset named `name` among `presets`; `INVALID_ARGUMENT` listing the known ones otherwise.
     static func named(_ name: String, among presets: [ExportPreset]) throws -> ExportPreset {
         guard let preset = presets.first(where: { $0.name == name }) else {
-            throw FilmtoneError(.invalidArgument, "unknown preset '\(name)' (known: "
-                                    + presets.map(\.name).joined(separator: ", ") + ")")
+            throw FilmtoneError(
+                .invalidArgument,
+                "unknown preset '\(name)' (known: "
+                    + presets.map(\.name).joined(separator: ", ") + ")")
         }
         return preset
     }

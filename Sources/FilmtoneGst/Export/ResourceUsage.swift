@@ -8,7 +8,8 @@ struct ResourceUsage {
     static func cpuMilliseconds() -> Int64 {
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        let micro = Int64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000
+        let micro =
+            Int64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000
             + Int64(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
         return micro / 1000
     }
@@ -111,7 +112,8 @@ final class MemoryPressureCounter {
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: " ")
             guard parts.count == 2, ["high", "max", "oom", "oom_kill"].contains(String(parts[0])),
-                  let value = Int64(parts[1]) else { continue }
+                let value = Int64(parts[1])
+            else { continue }
             total += value
         }
         return total
@@ -119,8 +121,8 @@ final class MemoryPressureCounter {
 
     private static func readStallTotal() -> Int64? {
         guard let text = try? String(contentsOfFile: "/proc/pressure/memory", encoding: .utf8),
-              let some = text.split(separator: "\n").first(where: { $0.hasPrefix("some") }),
-              let total = some.split(separator: " ").first(where: { $0.hasPrefix("total=") })
+            let some = text.split(separator: "\n").first(where: { $0.hasPrefix("some") }),
+            let total = some.split(separator: " ").first(where: { $0.hasPrefix("total=") })
         else { return nil }
         return Int64(total.dropFirst("total=".count))
     }

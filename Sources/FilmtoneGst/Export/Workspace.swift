@@ -1,6 +1,6 @@
+import FilmtoneCore
 import Foundation
 import Glibc
-import FilmtoneCore
 
 /// An export workspace: the folder that makes "one export at a time" true across processes.
 ///
@@ -25,7 +25,7 @@ struct Workspace {
     /// (`~/.cache/ftgst/workspace`).
     static func defaultFolder(_ environment: [String: String]) -> String {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"),
-           FileManager.default.fileExists(atPath: runtime)
+            FileManager.default.fileExists(atPath: runtime)
         {
             return runtime + "/ftgst"
         }
@@ -38,7 +38,8 @@ struct Workspace {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
-            throw FilmtoneError(.writeFailed, "cannot create the workspace \(folder.path): \((error as NSError).localizedDescription)")
+            throw FilmtoneError(
+                .writeFailed, "cannot create the workspace \(folder.path): \((error as NSError).localizedDescription)")
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue
@@ -57,10 +58,13 @@ struct Workspace {
         while flock(file.descriptor, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
             if errno == EWOULDBLOCK {
-                let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?
+                let holder =
+                    (try? String(contentsOfFile: lockPath, encoding: .utf8))?
                     .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-                throw FilmtoneError(.exportBusy, "another export is running in \(folder.path)"
-                                        + (holder.isEmpty ? "" : " (pid \(holder))"))
+                throw FilmtoneError(
+                    .exportBusy,
+                    "another export is running in \(folder.path)"
+                        + (holder.isEmpty ? "" : " (pid \(holder))"))
             }
             throw FilmtoneError(.writeFailed, "cannot lock \(lockPath): \(String(cString: strerror(errno)))")
         }
@@ -117,8 +121,10 @@ public struct CancelResult: Sendable {
 
 /// Asks the export running in `workspace` (default: the default workspace) to stop, and waits up to
 /// `timeoutMilliseconds` for it to release the workspace. `cancelled: false` when none was running.
-public func cancelRunningExport(workspace: String? = nil, timeoutMilliseconds: Int64 = 5000,
-                                environment: [String: String] = ProcessInfo.processInfo.environment) async throws
+public func cancelRunningExport(
+    workspace: String? = nil, timeoutMilliseconds: Int64 = 5000,
+    environment: [String: String] = ProcessInfo.processInfo.environment
+) async throws
     -> CancelResult
 {
     let space = Workspace(folder: URL(fileURLWithPath: workspace ?? Workspace.defaultFolder(environment)))
@@ -127,8 +133,10 @@ public func cancelRunningExport(workspace: String? = nil, timeoutMilliseconds: I
     let deadline = ContinuousClock.now + .milliseconds(timeoutMilliseconds)
     while space.isBusy() {
         guard ContinuousClock.now < deadline else {
-            throw FilmtoneError(.internalError, "the export in \(space.folder.path) did not stop within "
-                                    + "\(timeoutMilliseconds) ms")
+            throw FilmtoneError(
+                .internalError,
+                "the export in \(space.folder.path) did not stop within "
+                    + "\(timeoutMilliseconds) ms")
         }
         try await Task.sleep(for: .milliseconds(20))
     }

@@ -1,7 +1,7 @@
-import Foundation
 import FilmtoneCore
-import FilmtoneLooks
 import FilmtoneElements
+import FilmtoneLooks
+import Foundation
 import GstKit
 import ImageCodecs
 
@@ -67,8 +67,9 @@ struct FrameGrabber {
         let source = try pipeline.element(named: "src")
         try source.setProperty("uri", .string(request.source.uri))
         if request.source.isRemote {
-            RemoteSourceSetup.configure(source, headers: request.headers,
-                                        timeoutMilliseconds: request.timeoutMilliseconds)
+            RemoteSourceSetup.configure(
+                source, headers: request.headers,
+                timeoutMilliseconds: request.timeoutMilliseconds)
         }
 
         let sawCaps = AtomicFlag()
@@ -77,9 +78,10 @@ struct FrameGrabber {
         let fixedSize = request.outputSize
         try pipeline.fitScaledSize { info in
             sawCaps.set()
-            return fixedSize ?? FrameRecipe.outputSize(
-                width: info.width, height: info.height, pixelAspect: info.pixelAspect,
-                maxWidth: maxWidth, maxHeight: maxHeight)
+            return fixedSize
+                ?? FrameRecipe.outputSize(
+                    width: info.width, height: info.height, pixelAspect: info.pixelAspect,
+                    maxWidth: maxWidth, maxHeight: maxHeight)
         }
         let sink = AppSink(element: try pipeline.element(named: "sink"))
 
@@ -91,22 +93,25 @@ struct FrameGrabber {
         if sample.caps?.video?.isStill == true {
             return try frame(from: sample, time: .zero, still: true, skipper: skipper)
         }
-        if let time = sample.streamTime, FrameRecipe.accepts(
-            frame: time, duration: sample.duration, target: request.time, tolerance: request.tolerance)
+        if let time = sample.streamTime,
+            FrameRecipe.accepts(
+                frame: time, duration: sample.duration, target: request.time, tolerance: request.tolerance)
         {
             return try frame(from: sample, time: time, still: false, skipper: skipper)
         }
 
         guard pipeline.isSeekable() else {
             if request.source.isRemote {
-                throw FilmtoneError(.remoteFetchFailed,
-                                    "cannot seek in the remote source (the server does not support Range requests)")
+                throw FilmtoneError(
+                    .remoteFetchFailed,
+                    "cannot seek in the remote source (the server does not support Range requests)")
             }
             throw FilmtoneError(.decodeFailed, "the source cannot seek to \(request.time.milliseconds) ms")
         }
         if let duration = pipeline.duration(), request.time >= duration {
-            throw FilmtoneError(.decodeFailed,
-                                "time \(request.time.milliseconds) ms is past the end (\(duration.milliseconds) ms)")
+            throw FilmtoneError(
+                .decodeFailed,
+                "time \(request.time.milliseconds) ms is past the end (\(duration.milliseconds) ms)")
         }
         for flags in FrameRecipe.seekPlan(tolerance: request.tolerance) {
             guard pipeline.seek(to: request.time, flags: flags) else {
@@ -116,8 +121,9 @@ struct FrameGrabber {
             guard let stamped = sample.streamTime else { throw FilmtoneError(.decodeFailed, "frame has no timestamp") }
             let time = FrameRecipe.unclippedStart(
                 time: stamped, duration: sample.duration, frameRate: sample.caps?.video?.frameRate ?? Fraction(0, 1))
-            if flags.contains(.accurate) || FrameRecipe.accepts(
-                frame: time, duration: sample.duration, target: request.time, tolerance: request.tolerance)
+            if flags.contains(.accurate)
+                || FrameRecipe.accepts(
+                    frame: time, duration: sample.duration, target: request.time, tolerance: request.tolerance)
             {
                 return try frame(from: sample, time: time, still: false, skipper: skipper)
             }
@@ -130,19 +136,24 @@ struct FrameGrabber {
     /// Waits for ASYNC_DONE (preroll or seek done; the local-stall rule for the first preroll) and pulls the
     /// prerolled sample. EOS with no frame — a truncated file, an empty stream, a seek past the end — is a
     /// failure, never a success.
-    private func waitAndPull(_ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, what: String,
-                             stall: LocalStallWatch? = nil) throws -> Sample
-    {
-        try pipeline.wait(for: .prerolled, deadline: deadline, remote: request.source.isRemote, stall: stall,
-                          timedOut: timeoutMessage(what), isCancelled: isCancelled)
+    private func waitAndPull(
+        _ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, what: String,
+        stall: LocalStallWatch? = nil
+    ) throws -> Sample {
+        try pipeline.wait(
+            for: .prerolled, deadline: deadline, remote: request.source.isRemote, stall: stall,
+            timedOut: timeoutMessage(what), isCancelled: isCancelled)
         guard let sample = sink.pullPreroll(timeout: deadline.remaining()) else {
             if deadline.hasPassed { throw timedOut(what) }
             // An error may have been posted just as preroll ended: prefer its precise classification.
-            if case .error(let cause) = pipeline.waitForAsyncDone(deadline: Deadline(after: 0), isCancelled: { false }) {
+            if case .error(let cause) = pipeline.waitForAsyncDone(deadline: Deadline(after: 0), isCancelled: { false })
+            {
                 throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
             }
-            throw FilmtoneError(.decodeFailed, "no video frame could be decoded (\(what)): the media is empty, "
-                + "truncated, has no video, or the time is past its end")
+            throw FilmtoneError(
+                .decodeFailed,
+                "no video frame could be decoded (\(what)): the media is empty, "
+                    + "truncated, has no video, or the time is past its end")
         }
         return sample
     }

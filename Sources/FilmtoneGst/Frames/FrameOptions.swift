@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 import ImageCodecs
 
 /// The checks every frame job shares (thumbnails, previews): source, headers, time, size, image format, deadline.
@@ -11,7 +11,9 @@ struct FrameOptions {
 
     /// The bounds of an output size, 1…16384 each (exports check theirs here too).
     static func checkBox(maxWidth: Int, maxHeight: Int) throws {
-        guard (1...16384).contains(maxWidth) else { throw FilmtoneError(.invalidArgument, "--max-width must be 1…16384") }
+        guard (1...16384).contains(maxWidth) else {
+            throw FilmtoneError(.invalidArgument, "--max-width must be 1…16384")
+        }
         guard (1...16384).contains(maxHeight) else {
             throw FilmtoneError(.invalidArgument, "--max-height must be 1…16384")
         }
@@ -28,9 +30,10 @@ struct FrameOptions {
     var format: ImageFormat
     var quality: Double
 
-    init(source: String, headers: [String], timeMilliseconds: Int64, toleranceMilliseconds: Int64, maxWidth: Int,
-         maxHeight: Int, format: String, quality: Double, timeoutMilliseconds: Int64) throws
-    {
+    init(
+        source: String, headers: [String], timeMilliseconds: Int64, toleranceMilliseconds: Int64, maxWidth: Int,
+        maxHeight: Int, format: String, quality: Double, timeoutMilliseconds: Int64
+    ) throws {
         func invalid(_ message: String) -> FilmtoneError { FilmtoneError(.invalidArgument, message) }
         let limit = FrameOptions.maxMilliseconds
         guard (0...limit).contains(timeMilliseconds) else { throw invalid("--time-ms must be 0…\(limit)") }

@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneElements
+import Foundation
 import GstKit
 
 /// The pure part of grabbing one frame: which elements, which caps, when to seek and how. No GStreamer calls,

@@ -18,8 +18,10 @@ struct LocalStallWatch {
 
     /// The watch for a pipeline that should show video caps: frames and mezzanines.
     static func video(milliseconds: Int64, started: @escaping @Sendable () -> Bool) -> LocalStallWatch {
-        LocalStallWatch(milliseconds: milliseconds, failure: "no video could be read from the file within "
-            + "\(milliseconds) ms: it is corrupt, truncated or has no video stream", started: started)
+        LocalStallWatch(
+            milliseconds: milliseconds,
+            failure: "no video could be read from the file within "
+                + "\(milliseconds) ms: it is corrupt, truncated or has no video stream", started: started)
     }
 }
 
@@ -46,9 +48,10 @@ extension Pipeline {
     /// rule for a local source when `stall` is given. Errors are classified (`ErrorClassifier`), cancellation is
     /// `CANCELLED`, the deadline is `timedOut` (REMOTE_FETCH_FAILED for a remote source, else DECODE_FAILED).
     /// The one preroll-with-deadline loop of the features.
-    func wait(for goal: PipelineGoal, deadline: Deadline, remote: Bool, stall: LocalStallWatch? = nil,
-              timedOut: @autoclosure () -> String, isCancelled: () -> Bool) throws
-    {
+    func wait(
+        for goal: PipelineGoal, deadline: Deadline, remote: Bool, stall: LocalStallWatch? = nil,
+        timedOut: @autoclosure () -> String, isCancelled: () -> Bool
+    ) throws {
         let stallDeadline = remote ? nil : stall.map { Deadline(after: $0.milliseconds) }
         while true {
             // While the stall rule can still fire, wait in short slices so it is checked in time.
@@ -57,7 +60,8 @@ extension Pipeline {
                 let next = Deadline(after: 50)
                 if next.end < slice.end { slice = next }
             }
-            let outcome = goal == .prerolled
+            let outcome =
+                goal == .prerolled
                 ? waitForAsyncDone(deadline: slice, isCancelled: isCancelled)
                 : waitForEndOfStream(deadline: slice, isCancelled: isCancelled)
             switch outcome {
@@ -70,7 +74,7 @@ extension Pipeline {
             case .timedOut:
                 if deadline.hasPassed { throw FilmtoneError(remote ? .remoteFetchFailed : .decodeFailed, timedOut()) }
                 if let stallDeadline, let stall, stallDeadline.hasPassed, stallDeadline.end < deadline.end,
-                   !stall.started()
+                    !stall.started()
                 {
                     throw FilmtoneError(.decodeFailed, stall.failure)
                 }
@@ -82,9 +86,10 @@ extension Pipeline {
     /// orientation tag can renegotiate them once), `size` gets the output size for them, and the capsfilter
     /// named `filter` is set to it. Scaling then happens in the pipeline, from the display size. `size` runs on
     /// the streaming thread. Used by the frame grabber and the mezzanine builder.
-    func fitScaledSize(flip: String = "flip", filter: String = "size",
-                       _ size: @escaping @Sendable (VideoCapsInfo) -> (width: Int, height: Int)) throws
-    {
+    func fitScaledSize(
+        flip: String = "flip", filter: String = "size",
+        _ size: @escaping @Sendable (VideoCapsInfo) -> (width: Int, height: Int)
+    ) throws {
         let sizeFilter = try element(named: filter)
         try element(named: flip).staticPad("src")?.onCapsEvent { caps in
             guard let info = caps.video, info.width > 0, info.height > 0 else { return }

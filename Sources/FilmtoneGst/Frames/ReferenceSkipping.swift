@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import GstKit
+import Synchronization
 
 /// H.264 access units as the decoder receives them from `h264parse` (one picture per buffer).
 enum H264AccessUnit {
@@ -116,9 +116,10 @@ final class ReferenceSkipper: Sendable {
         case .buffer(let buffer):
             let (framing, start, forward) = state.withLock { ($0.framing, $0.segmentStart, $0.forward) }
             guard let framing, forward, start > .zero,
-                  H264AccessUnit.endsBeforeSegment(time: buffer.presentationTimestamp, duration: buffer.duration,
-                                                   segmentStart: start),
-                  buffer.withBytes({ H264AccessUnit.isNonReference($0, framing: framing) }) == true
+                H264AccessUnit.endsBeforeSegment(
+                    time: buffer.presentationTimestamp, duration: buffer.duration,
+                    segmentStart: start),
+                buffer.withBytes({ H264AccessUnit.isNonReference($0, framing: framing) }) == true
             else { return .pass }
             state.withLock { $0.skipped += 1 }
             return .drop

@@ -87,7 +87,10 @@ public struct ImageStamp: Equatable, Sendable {
         // Walk the marker segments up to the start of scan; SOFn carries the size.
         while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
             let marker = bytes[offset + 1]
-            if marker == 0xFF { offset += 1; continue }  // fill byte
+            if marker == 0xFF {
+                offset += 1
+                continue
+            }  // fill byte
             let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
             guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
             let data = bytes[(offset + 4)..<(offset + 2 + length)]
@@ -96,7 +99,9 @@ public struct ImageStamp: Equatable, Sendable {
                 if text.hasPrefix(keyword + ":") { time = parse(String(text.dropFirst(keyword.count + 1))) }
             } else if (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker) && data.count >= 5 {
                 let start = data.startIndex
-                size = (Int(data[start + 3]) << 8 | Int(data[start + 4]), Int(data[start + 1]) << 8 | Int(data[start + 2]))
+                size = (
+                    Int(data[start + 3]) << 8 | Int(data[start + 4]), Int(data[start + 1]) << 8 | Int(data[start + 2])
+                )
             } else if marker == 0xDA {
                 break
             }

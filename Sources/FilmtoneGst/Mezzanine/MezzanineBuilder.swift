@@ -1,7 +1,7 @@
-import Foundation
-import Synchronization
 import FilmtoneCore
+import Foundation
 import GstKit
+import Synchronization
 
 /// What the builder made: the facts the manifest records.
 struct BuiltMezzanine {
@@ -42,10 +42,12 @@ struct MezzanineBuilder {
         let facts = BuildFacts()
         let box = settings
         try pipeline.fitScaledSize { info in
-            let display = FrameRecipe.outputSize(width: info.width, height: info.height, pixelAspect: info.pixelAspect,
-                                                 maxWidth: Int.max / 2, maxHeight: Int.max / 2)
-            let size = FrameRecipe.outputSize(width: info.width, height: info.height, pixelAspect: info.pixelAspect,
-                                              maxWidth: box.maxWidth, maxHeight: box.maxHeight)
+            let display = FrameRecipe.outputSize(
+                width: info.width, height: info.height, pixelAspect: info.pixelAspect,
+                maxWidth: Int.max / 2, maxHeight: Int.max / 2)
+            let size = FrameRecipe.outputSize(
+                width: info.width, height: info.height, pixelAspect: info.pixelAspect,
+                maxWidth: box.maxWidth, maxHeight: box.maxHeight)
             facts.setSizes(display: display, output: size, still: info.isStill)
             return size
         }
@@ -53,9 +55,10 @@ struct MezzanineBuilder {
         let onFrame = self.onFrame
         try pipeline.element(named: "enc").staticPad("src")?.onData { item in
             if case .buffer(let buffer) = item {
-                let count = facts.addFrame(end: buffer.presentationTimestamp.map {
-                    ClockTime(nanoseconds: $0.nanoseconds + (buffer.duration?.nanoseconds ?? 0))
-                })
+                let count = facts.addFrame(
+                    end: buffer.presentationTimestamp.map {
+                        ClockTime(nanoseconds: $0.nanoseconds + (buffer.duration?.nanoseconds ?? 0))
+                    })
                 onFrame?(count)
             }
             return .pass
@@ -124,8 +127,9 @@ private final class BuildFacts: Sendable {
 
     func snapshot() -> BuiltMezzanine {
         state.withLock {
-            BuiltMezzanine(width: $0.output.width, height: $0.output.height, sourceDisplayWidth: $0.display.width,
-                           sourceDisplayHeight: $0.display.height, frames: $0.frames, duration: $0.end)
+            BuiltMezzanine(
+                width: $0.output.width, height: $0.output.height, sourceDisplayWidth: $0.display.width,
+                sourceDisplayHeight: $0.display.height, frames: $0.frames, duration: $0.end)
         }
     }
 }

@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 import GstKit
 
 /// Who a source is, as far as the mezzanine cache can tell without decoding it: for a local file its absolute
@@ -125,9 +125,13 @@ enum MezzanineRecipe {
     /// Whether `manifest` describes a usable mezzanine of `source` for `key`, given what `stat` says of the file
     /// now (nil: no such file). A different format version, key (the source changed), or file facts (truncated,
     /// rewritten, replaced) make it stale.
-    static func verdict(manifest: MezzanineManifest?, key: String, file: (size: Int64, modifiedNanoseconds: Int64,
-                                                                          inode: UInt64)?) -> MezzanineVerdict
-    {
+    static func verdict(
+        manifest: MezzanineManifest?, key: String,
+        file: (
+            size: Int64, modifiedNanoseconds: Int64,
+            inode: UInt64
+        )?
+    ) -> MezzanineVerdict {
         guard let manifest else { return file == nil ? .missing : .stale("no manifest beside the mezzanine") }
         guard manifest.formatVersion == MezzanineSettings.formatVersion else {
             return .stale("format version \(manifest.formatVersion), current \(MezzanineSettings.formatVersion)")
@@ -149,8 +153,9 @@ enum MezzanineRecipe {
     static func previewSize(from manifest: MezzanineManifest, maxWidth: Int, maxHeight: Int)
         -> (width: Int, height: Int)?
     {
-        let size = FrameRecipe.outputSize(width: manifest.sourceDisplayWidth, height: manifest.sourceDisplayHeight,
-                                          pixelAspect: Fraction(1, 1), maxWidth: maxWidth, maxHeight: maxHeight)
+        let size = FrameRecipe.outputSize(
+            width: manifest.sourceDisplayWidth, height: manifest.sourceDisplayHeight,
+            pixelAspect: Fraction(1, 1), maxWidth: maxWidth, maxHeight: maxHeight)
         guard size.width <= manifest.width, size.height <= manifest.height else { return nil }
         return size
     }
@@ -179,7 +184,8 @@ enum MezzanineRecipe {
             if file.name.hasSuffix(".json") || slots[slot] == nil { entry.modified = file.modified }
             slots[slot] = entry
         }
-        return CacheDirectory.evictionPlan(entries: slots.values.sorted { $0.name < $1.name }, capBytes: capBytes,
-                                           keep: keep)
+        return CacheDirectory.evictionPlan(
+            entries: slots.values.sorted { $0.name < $1.name }, capBytes: capBytes,
+            keep: keep)
     }
 }

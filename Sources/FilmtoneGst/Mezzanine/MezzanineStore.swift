@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// The mezzanine cache folder on disk: identities from `stat`, manifests read and written, slots looked up,
 /// touched and evicted. The decisions themselves are `MezzanineRecipe`'s.
@@ -20,8 +20,9 @@ struct MezzanineStore {
         case .local(let path):
             try source.checkExists()
             guard let facts = fileFacts(path) else { throw FilmtoneError(.fileNotFound, "cannot stat \(path)") }
-            return SourceIdentity(location: path, size: facts.size, modifiedNanoseconds: facts.modifiedNanoseconds,
-                                  inode: facts.inode)
+            return SourceIdentity(
+                location: path, size: facts.size, modifiedNanoseconds: facts.modifiedNanoseconds,
+                inode: facts.inode)
         }
     }
 
@@ -29,8 +30,10 @@ struct MezzanineStore {
     static func fileFacts(_ path: String) -> (size: Int64, modifiedNanoseconds: Int64, inode: UInt64)? {
         var info = stat()
         guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return (Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
-                UInt64(info.st_ino))
+        return (
+            Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+            UInt64(info.st_ino)
+        )
     }
 
     func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
@@ -55,7 +58,7 @@ struct MezzanineStore {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         return names.filter { $0.hasPrefix(prefix) && $0.hasSuffix(".json") }.sorted().compactMap { name in
             guard let slot = MezzanineRecipe.slot(ofFileNamed: name), let manifest = manifest(slot: slot),
-                  manifest.source.location == identity.location
+                manifest.source.location == identity.location
             else { return nil }
             let key = MezzanineRecipe.key(source: identity, settings: manifest.settings)
             guard case (.ready, _) = verdict(slot: slot, key: key) else { return nil }
@@ -76,8 +79,9 @@ struct MezzanineStore {
 
     /// Evicts least recently used slots until the folder holds at most `capBytes`, never `keep`.
     func evict(capBytes: Int64, keep: String) {
-        for slot in MezzanineRecipe.evictionPlan(files: CacheDirectory.entries(in: directory), capBytes: capBytes,
-                                                 keep: keep)
+        for slot in MezzanineRecipe.evictionPlan(
+            files: CacheDirectory.entries(in: directory), capBytes: capBytes,
+            keep: keep)
         {
             remove(slot: slot)
         }

@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// What `Mezzanines.prepare` is asked for. Defaults match `ftgst mezzanine`'s.
 public struct MezzanineOptions: Sendable {
@@ -43,7 +43,8 @@ public struct MezzanineResult: Equatable, Sendable {
     public var json: JSONValue {
         .object([
             ("path", .string(path)), ("key", .string(key)), ("width", .int(Int64(width))),
-            ("height", .int(Int64(height))), ("frames", .int(Int64(frames))), ("durationMs", .int(durationMilliseconds)),
+            ("height", .int(Int64(height))), ("frames", .int(Int64(frames))),
+            ("durationMs", .int(durationMilliseconds)),
             ("sizeBytes", .int(sizeBytes)), ("built", .bool(built)), ("buildMs", .int(buildMilliseconds)),
         ])
     }
@@ -81,8 +82,9 @@ struct MezzanineRequest {
         source = try MediaSource.parse(options.source)
         headers = try options.headers.map(HTTPHeader.parse)
         settings = MezzanineSettings(maxWidth: options.maxWidth, maxHeight: options.maxHeight)
-        store = MezzanineStore(directory: URL(fileURLWithPath: options.cacheDirectory ?? MezzanineStore.defaultDirectory())
-            .standardizedFileURL)
+        store = MezzanineStore(
+            directory: URL(fileURLWithPath: options.cacheDirectory ?? MezzanineStore.defaultDirectory())
+                .standardizedFileURL)
         capBytes = options.cacheCapMegabytes * 1024 * 1024
         timeoutMilliseconds = options.timeoutMilliseconds
     }
@@ -100,9 +102,10 @@ public enum Mezzanines {
 
     /// Whether `source` has a ready mezzanine built with this box in `cacheDirectory` (no decoding, no hashing:
     /// the manifest, the source's identity and the mezzanine file's size, mtime and inode).
-    public static func status(source: String, maxWidth: Int = 1280, maxHeight: Int = 1280,
-                              cacheDirectory: String? = nil) throws -> MezzanineStatus
-    {
+    public static func status(
+        source: String, maxWidth: Int = 1280, maxHeight: Int = 1280,
+        cacheDirectory: String? = nil
+    ) throws -> MezzanineStatus {
         var options = MezzanineOptions(source: source)
         options.maxWidth = maxWidth
         options.maxHeight = maxHeight
@@ -110,15 +113,19 @@ public enum Mezzanines {
         let request = try MezzanineRequest(options)
         let identity = try MezzanineStore.identity(of: request.source)
         let slot = MezzanineRecipe.slot(location: identity.location, settings: request.settings)
-        switch request.store.verdict(slot: slot, key: MezzanineRecipe.key(source: identity, settings: request.settings)).0 {
+        switch request.store.verdict(slot: slot, key: MezzanineRecipe.key(source: identity, settings: request.settings))
+            .0
+        {
         case .ready: return .ready
         case .stale: return .stale
         case .missing: return .missing
         }
     }
 
-    static func run(_ request: MezzanineRequest, isCancelled: @escaping () -> Bool,
-                    onFrame: (@Sendable (Int) -> Void)? = nil) throws -> MezzanineResult {
+    static func run(
+        _ request: MezzanineRequest, isCancelled: @escaping () -> Bool,
+        onFrame: (@Sendable (Int) -> Void)? = nil
+    ) throws -> MezzanineResult {
         let started = ContinuousClock.now
         let identity = try MezzanineStore.identity(of: request.source)
         let key = MezzanineRecipe.key(source: identity, settings: request.settings)
@@ -127,7 +134,7 @@ public enum Mezzanines {
         let video = store.url(MezzanineRecipe.videoName(slot: slot))
 
         if case (.ready, let manifest?) = store.verdict(slot: slot, key: key),
-           (try? SHA256.hash(file: video.path, isCancelled: isCancelled)) == manifest.file.sha256
+            (try? SHA256.hash(file: video.path, isCancelled: isCancelled)) == manifest.file.sha256
         {
             store.touch(slot: slot)
             return result(manifest, path: video, built: false, since: started)
@@ -154,14 +161,16 @@ public enum Mezzanines {
                 width: built.width, height: built.height, sourceDisplayWidth: built.sourceDisplayWidth,
                 sourceDisplayHeight: built.sourceDisplayHeight, frames: built.frames,
                 durationMilliseconds: built.duration.milliseconds,
-                file: MezzanineFileFacts(name: video.lastPathComponent, size: facts.size,
-                                         modifiedNanoseconds: facts.modifiedNanoseconds, inode: facts.inode, sha256: sha),
+                file: MezzanineFileFacts(
+                    name: video.lastPathComponent, size: facts.size,
+                    modifiedNanoseconds: facts.modifiedNanoseconds, inode: facts.inode, sha256: sha),
                 buildMilliseconds: elapsed)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             do {
-                try StagedFile.write([UInt8](try encoder.encode(manifest)),
-                                                   to: store.url(MezzanineRecipe.manifestName(slot: slot)))
+                try StagedFile.write(
+                    [UInt8](try encoder.encode(manifest)),
+                    to: store.url(MezzanineRecipe.manifestName(slot: slot)))
             } catch {
                 unlink(video.path)  // a video without its manifest is never used; do not leave it taking space
                 throw error
@@ -174,12 +183,15 @@ public enum Mezzanines {
         }
     }
 
-    private static func result(_ manifest: MezzanineManifest, path: URL, built: Bool, since started: ContinuousClock.Instant)
+    private static func result(
+        _ manifest: MezzanineManifest, path: URL, built: Bool, since started: ContinuousClock.Instant
+    )
         -> MezzanineResult
     {
-        MezzanineResult(path: path.path, key: manifest.key, width: manifest.width, height: manifest.height,
-                        frames: manifest.frames, durationMilliseconds: manifest.durationMilliseconds,
-                        sizeBytes: manifest.file.size, built: built, buildMilliseconds: milliseconds(since: started))
+        MezzanineResult(
+            path: path.path, key: manifest.key, width: manifest.width, height: manifest.height,
+            frames: manifest.frames, durationMilliseconds: manifest.durationMilliseconds,
+            sizeBytes: manifest.file.size, built: built, buildMilliseconds: milliseconds(since: started))
     }
 
     static func milliseconds(since started: ContinuousClock.Instant) -> Int64 {

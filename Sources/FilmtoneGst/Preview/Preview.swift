@@ -1,6 +1,6 @@
-import Foundation
 import FilmtoneCore
 import FilmtoneLooks
+import Foundation
 import ImageCodecs
 
 /// What `Previews.render` is asked for: one upright frame of `source` with the current look, written to `output`.
@@ -107,8 +107,13 @@ struct PreviewRequest {
         format = common.format
         quality = common.quality
         frame = common.frameRequest
-        mezzanines = options.mezzanine == "off" ? nil : MezzanineStore(directory: URL(
-            fileURLWithPath: options.mezzanineDirectory ?? MezzanineStore.defaultDirectory()).standardizedFileURL)
+        mezzanines =
+            options.mezzanine == "off"
+            ? nil
+            : MezzanineStore(
+                directory: URL(
+                    fileURLWithPath: options.mezzanineDirectory ?? MezzanineStore.defaultDirectory()
+                ).standardizedFileURL)
         frame.look = try render.look()
     }
 }
@@ -138,9 +143,10 @@ public enum Previews {
         let elapsed = ContinuousClock.now - started
         try StagedFile.write(bytes, to: request.output)
         let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
-        return PreviewResult(path: request.output.path, width: frame.image.width, height: frame.image.height,
-                             timeMilliseconds: frame.time.milliseconds, renderMilliseconds: milliseconds,
-                             usedMezzanine: usedMezzanine)
+        return PreviewResult(
+            path: request.output.path, width: frame.image.width, height: frame.image.height,
+            timeMilliseconds: frame.time.milliseconds, renderMilliseconds: milliseconds,
+            usedMezzanine: usedMezzanine)
     }
 
     /// The frame read from a ready mezzanine of the source (`MezzanineRecipe.choose`), at the size the source
@@ -150,8 +156,9 @@ public enum Previews {
         -> GrabbedFrame?
     {
         guard let store = request.mezzanines, let identity = try? MezzanineStore.identity(of: request.frame.source),
-              let chosen = MezzanineRecipe.choose(store.readySlots(for: identity), maxWidth: request.frame.maxWidth,
-                                                  maxHeight: request.frame.maxHeight)
+            let chosen = MezzanineRecipe.choose(
+                store.readySlots(for: identity), maxWidth: request.frame.maxWidth,
+                maxHeight: request.frame.maxHeight)
         else { return nil }
         var frameRequest = request.frame
         frameRequest.source = .local(path: store.url(MezzanineRecipe.videoName(slot: chosen.slot)).path)

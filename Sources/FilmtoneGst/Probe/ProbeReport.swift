@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// What `probeSource` found out about a source: container, whether it is a still image, duration, the first
 /// video and audio streams, and what a look's input slot should do with it. Printed by `ftgst probe`.
@@ -15,9 +15,10 @@ public struct ProbeReport: Equatable, Sendable {
     /// nil only when there is no video stream.
     public var inputTransform: InputTransform?
 
-    public init(container: String?, isImage: Bool, durationMilliseconds: Int64?, video: VideoStreamReport?,
-                audio: AudioStreamReport?, inputTransform: InputTransform?)
-    {
+    public init(
+        container: String?, isImage: Bool, durationMilliseconds: Int64?, video: VideoStreamReport?,
+        audio: AudioStreamReport?, inputTransform: InputTransform?
+    ) {
         self.container = container
         self.isImage = isImage
         self.durationMilliseconds = durationMilliseconds
@@ -96,8 +97,10 @@ public struct ColorimetryReport: Equatable, Sendable {
     }
 
     public var json: JSONValue {
-        .object([("primaries", .string(primaries)), ("transfer", .string(transfer)), ("matrix", .string(matrix)),
-                 ("range", .string(range))])
+        .object([
+            ("primaries", .string(primaries)), ("transfer", .string(transfer)), ("matrix", .string(matrix)),
+            ("range", .string(range)),
+        ])
     }
 }
 
@@ -118,8 +121,10 @@ public struct AudioStreamReport: Equatable, Sendable {
     public var sampleRate: Int?
 
     public var json: JSONValue {
-        .object([("codec", .string(codec)), ("channels", channels.map { JSONValue.int(Int64($0)) } ?? .null),
-                 ("sampleRate", sampleRate.map { JSONValue.int(Int64($0)) } ?? .null)])
+        .object([
+            ("codec", .string(codec)), ("channels", channels.map { JSONValue.int(Int64($0)) } ?? .null),
+            ("sampleRate", sampleRate.map { JSONValue.int(Int64($0)) } ?? .null),
+        ])
     }
 }
 

@@ -74,7 +74,8 @@ enum ProbeRules {
         let caps = stream.caps
         let width = caps.int("width") ?? 0
         let height = caps.int("height") ?? 0
-        let par = caps.fraction("pixel-aspect-ratio").flatMap { $0.numerator > 0 && $0.denominator > 0 ? $0 : nil }
+        let par =
+            caps.fraction("pixel-aspect-ratio").flatMap { $0.numerator > 0 && $0.denominator > 0 ? $0 : nil }
             ?? Fraction(1, 1)
         let rotation = rotation(orientation: stream.tags.imageOrientation)
         let display = displaySize(width: width, height: height, pixelAspect: par, rotation: rotation)
@@ -87,8 +88,9 @@ enum ProbeRules {
             width: width, height: height, displayWidth: display.width, displayHeight: display.height,
             rotation: rotation, pixelAspectRatio: par.description,
             frameRate: isImage ? nil : rate?.description,
-            frameCount: frameCount(isImage: isImage, reportedFrames: stream.frames,
-                                   durationNanoseconds: stream.durationNanoseconds, frameRate: rate),
+            frameCount: frameCount(
+                isImage: isImage, reportedFrames: stream.frames,
+                durationNanoseconds: stream.durationNanoseconds, frameRate: rate),
             bitDepth: caps.int("bit-depth-luma") ?? header?.bitDepth ?? codecSampling(caps)?.bitDepth,
             chromaFormat: chromaFormat(caps) ?? header?.chromaFormat ?? codecSampling(caps)?.chromaFormat,
             colorimetry: colorimetry,
@@ -263,7 +265,8 @@ enum ProbeRules {
         -> (width: Int, height: Int)
     {
         guard width > 0, height > 0 else { return (width, height) }
-        let stretched = pixelAspect.numerator > 0 && pixelAspect.denominator > 0
+        let stretched =
+            pixelAspect.numerator > 0 && pixelAspect.denominator > 0
             ? max(1, Int((Double(width) * pixelAspect.value).rounded())) : width
         return rotation == 90 || rotation == 270 ? (height, stretched) : (stretched, height)
     }
@@ -279,7 +282,8 @@ enum ProbeRules {
         guard let durationNanoseconds, let frameRate, frameRate.numerator > 0, frameRate.denominator > 0 else {
             return nil
         }
-        let frames = Double(durationNanoseconds) * Double(frameRate.numerator)
+        let frames =
+            Double(durationNanoseconds) * Double(frameRate.numerator)
             / (Double(frameRate.denominator) * 1e9)
         return Int64(frames.rounded())
     }
@@ -324,8 +328,14 @@ enum ProbeRules {
         while index + 4 < bytes.count {
             guard bytes[index] == 0xFF else { return nil }
             let marker = bytes[index + 1]
-            if marker == 0xFF { index += 1; continue }  // fill byte
-            if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { index += 2; continue }
+            if marker == 0xFF {
+                index += 1
+                continue
+            }  // fill byte
+            if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) {
+                index += 2
+                continue
+            }
             if marker == 0xDA || marker == 0xD9 { return nil }
             let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
             guard length >= 2 else { return nil }
@@ -374,11 +384,13 @@ enum ProbeRules {
         } else {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
             guard parts.count == 4, let range = parts[0], let matrix = parts[1], let transfer = parts[2],
-                  let primaries = parts[3]
+                let primaries = parts[3]
             else { return nil }
             values = (range, matrix, transfer, primaries)
         }
-        func name(_ table: [String], _ index: Int) -> String { table.indices.contains(index) ? table[index] : "unknown" }
+        func name(_ table: [String], _ index: Int) -> String {
+            table.indices.contains(index) ? table[index] : "unknown"
+        }
         return ColorimetryReport(
             primaries: name(primariesNames, values.primaries), transfer: name(transferNames, values.transfer),
             matrix: name(matrixNames, values.matrix), range: name(rangeNames, values.range))
@@ -406,25 +418,37 @@ enum ProbeRules {
         guard let colorimetry, colorimetry.transfer != "unknown" else {
             return isImage
                 ? InputTransform(policy: .assumeSRGB, reason: "the image signals no colorimetry: taken as sRGB")
-                : InputTransform(policy: .assumeBT709, reason: "the stream signals no transfer function: "
-                                 + "taken as SDR BT.709")
+                : InputTransform(
+                    policy: .assumeBT709,
+                    reason: "the stream signals no transfer function: "
+                        + "taken as SDR BT.709")
         }
         switch colorimetry.transfer {
         case "smpte2084":
-            return InputTransform(policy: .hdrToSDR, reason: "HDR PQ (SMPTE ST 2084, \(colorimetry.primaries) "
-                                  + "primaries): tone-map to SDR BT.709 with an input LUT")
+            return InputTransform(
+                policy: .hdrToSDR,
+                reason: "HDR PQ (SMPTE ST 2084, \(colorimetry.primaries) "
+                    + "primaries): tone-map to SDR BT.709 with an input LUT")
         case "arib-std-b67":
-            return InputTransform(policy: .hdrToSDR, reason: "HDR HLG (ARIB STD-B67, \(colorimetry.primaries) "
-                                  + "primaries): tone-map to SDR BT.709 with an input LUT")
+            return InputTransform(
+                policy: .hdrToSDR,
+                reason: "HDR HLG (ARIB STD-B67, \(colorimetry.primaries) "
+                    + "primaries): tone-map to SDR BT.709 with an input LUT")
         case let transfer where logTransfers.contains(transfer):
-            return InputTransform(policy: .logToDisplay, reason: "logarithmic transfer (\(transfer)): "
-                                  + "an input LUT from log to display is needed")
+            return InputTransform(
+                policy: .logToDisplay,
+                reason: "logarithmic transfer (\(transfer)): "
+                    + "an input LUT from log to display is needed")
         case let transfer where sdrTransfers.contains(transfer) && wideGamutPrimaries.contains(colorimetry.primaries):
-            return InputTransform(policy: .gamutToBT709, reason: "SDR (\(transfer)) with wide-gamut "
-                                  + "\(colorimetry.primaries) primaries: map the gamut to BT.709")
+            return InputTransform(
+                policy: .gamutToBT709,
+                reason: "SDR (\(transfer)) with wide-gamut "
+                    + "\(colorimetry.primaries) primaries: map the gamut to BT.709")
         default:
-            return InputTransform(policy: .passthrough, reason: "SDR (transfer \(colorimetry.transfer), "
-                                  + "primaries \(colorimetry.primaries)): no input transform needed")
+            return InputTransform(
+                policy: .passthrough,
+                reason: "SDR (transfer \(colorimetry.transfer), "
+                    + "primaries \(colorimetry.primaries)): no input transform needed")
         }
     }
 }

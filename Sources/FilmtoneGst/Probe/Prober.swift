@@ -1,7 +1,7 @@
-import Foundation
-import Synchronization
 import FilmtoneCore
+import Foundation
 import GstKit
+import Synchronization
 
 /// What `probeSource` is asked for. Defaults match `ftgst probe`'s.
 public struct ProbeOptions: Sendable {
@@ -107,8 +107,9 @@ struct Prober {
         let source = try pipeline.element(named: "src")
         try source.setProperty("uri", .string(request.source.uri))
         if request.source.isRemote {
-            RemoteSourceSetup.configure(source, headers: request.headers,
-                                        timeoutMilliseconds: request.timeoutMilliseconds)
+            RemoteSourceSetup.configure(
+                source, headers: request.headers,
+                timeoutMilliseconds: request.timeoutMilliseconds)
         }
 
         let collector = StreamCollector()
@@ -116,7 +117,9 @@ struct Prober {
         // The container's type: decodebin's type finder (added with decodebin, so looked up by name), or the
         // one uridecodebin itself adds in front of a stream source.
         pipeline.element.onDeepElementAdded { element in
-            let typeFinder = element.factoryName == "decodebin" ? element.child(named: "typefind")
+            let typeFinder =
+                element.factoryName == "decodebin"
+                ? element.child(named: "typefind")
                 : element.factoryName == "typefind" ? element : nil
             typeFinder?.onHaveType { caps in collector.foundType(caps.firstStructure) }
         }
@@ -159,8 +162,10 @@ struct Prober {
             },
             durationNanoseconds: pipeline.duration()?.nanoseconds)
         guard let report = ProbeRules.report(from: observation) else {
-            throw FilmtoneError(.decodeFailed, "no video or audio stream could be read: the media is empty, "
-                + "truncated or not a media file")
+            throw FilmtoneError(
+                .decodeFailed,
+                "no video or audio stream could be read: the media is empty, "
+                    + "truncated or not a media file")
         }
         return report
     }

@@ -1,6 +1,6 @@
-import Foundation
 import FilmtoneCore
 import FilmtoneElements
+import Foundation
 import GstKit
 
 /// Decides which `FilmtoneError` code a GStreamer error becomes. Pure, so every rule has a unit test.
@@ -45,9 +45,10 @@ enum ErrorClassifier {
         // souphttpsrc reports a refused connection, an unknown host, a TLS failure or a reset alike, as a bare
         // STREAM/FAILED "Internal data stream error" with no HTTP status; say what it means for the user.
         if let factory = cause.factory, httpSources.contains(factory), cause.httpStatus == nil,
-           cause.domain == "stream", cause.code == GstErrorCode.streamFailed
+            cause.domain == "stream", cause.code == GstErrorCode.streamFailed
         {
-            text = "could not connect to or read from the server (connection refused, unknown host, TLS failure "
+            text =
+                "could not connect to or read from the server (connection refused, unknown host, TLS failure "
                 + "or connection reset)"
         }
         if let status = cause.httpStatus { text += " (HTTP \(status))" }

@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// Where media comes from: a local file or an http(s) URL. Parsing is pure (no file system access).
 public enum MediaSource: Equatable, Sendable {
@@ -37,7 +37,8 @@ public enum MediaSource: Equatable, Sendable {
             }
             return .remote(url: url)
         default:
-            throw FilmtoneError(.invalidURL, "unsupported scheme '\(scheme)' (use a path, file://, http:// or https://)")
+            throw FilmtoneError(
+                .invalidURL, "unsupported scheme '\(scheme)' (use a path, file://, http:// or https://)")
         }
     }
 
@@ -46,7 +47,7 @@ public enum MediaSource: Equatable, Sendable {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let scheme = text[..<colon]
         guard let first = scheme.first, first.isASCII, first.isLetter,
-              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
         else { return nil }
         return String(scheme)
     }

@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 import GstKit
 
 /// How every job configures the HTTP source `uridecodebin` creates for a remote URL: the user's headers on every

@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 
 /// A request file's JSON object, read field by field (`ftgst preview --request`, `ftgst export --request`). A
 /// missing key reads as nil; an unknown key or a value of the wrong type is `INVALID_ARGUMENT` naming the key, so

@@ -1,6 +1,6 @@
-import Foundation
 import FilmtoneCore
 import FilmtoneLooks
+import Foundation
 
 /// What every job that renders a source through a look is asked for (a preview, an export): the source and how
 /// to fetch it, the look, the box the picture is fitted into, where to write, and the deadline. `PreviewOptions`
@@ -140,8 +140,9 @@ struct RenderRequest {
         let paths = slots.map {
             $0.map { URL(fileURLWithPath: $0, relativeTo: RenderRequest.currentDirectory).standardizedFileURL.path }
         }
-        return LookSettings(inputLUT: paths[0], creativeLUT: paths[1], intensity: options.intensity,
-                            interpolation: interpolation)
+        return LookSettings(
+            inputLUT: paths[0], creativeLUT: paths[1], intensity: options.intensity,
+            interpolation: interpolation)
     }
 
     private static var currentDirectory: URL { URL(fileURLWithPath: FileManager.default.currentDirectoryPath) }

@@ -1,4 +1,5 @@
 import GstKit
+
 /// Process-level control of the media runtime, for programs embedding ftgst.
 public enum FilmtoneRuntime {
     /// The GStreamer version string, e.g. "GStreamer 1.22.0" (`gst_version_string`).

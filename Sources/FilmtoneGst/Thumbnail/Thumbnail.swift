@@ -1,5 +1,5 @@
-import Foundation
 import FilmtoneCore
+import Foundation
 import GstKit
 import ImageCodecs
 
@@ -77,7 +77,8 @@ struct ThumbnailRequest {
         frame = common.frameRequest
         format = common.format
         quality = common.quality
-        cacheDirectory = URL(fileURLWithPath: options.cacheDirectory ?? ThumbnailRequest.defaultCacheDirectory(environment))
+        cacheDirectory = URL(
+            fileURLWithPath: options.cacheDirectory ?? ThumbnailRequest.defaultCacheDirectory(environment))
         fileName = "\(name).\(format.fileExtension)"
         cacheCapBytes = options.cacheCapMegabytes * 1024 * 1024
     }
@@ -112,14 +113,15 @@ public enum Thumbnails {
         let bytes = ImageStamp.insert(timeMilliseconds: frame.time.milliseconds, into: encoded, format: request.format)
         try StagedFile.write(bytes, to: request.output)
         CacheDirectory.evict(in: request.cacheDirectory, capBytes: request.cacheCapBytes, keep: request.fileName)
-        return result(request, width: frame.image.width, height: frame.image.height,
-                      time: frame.time.milliseconds, cached: false)
+        return result(
+            request, width: frame.image.width, height: frame.image.height,
+            time: frame.time.milliseconds, cached: false)
     }
 
     /// An existing, complete, stamped file of the requested name and format: returned at once, its mtime touched.
     private static func cached(_ request: ThumbnailRequest) -> ThumbnailResult? {
         guard let data = FileManager.default.contents(atPath: request.output.path),
-              let stamp = ImageStamp.read([UInt8](data)), stamp.format == request.format
+            let stamp = ImageStamp.read([UInt8](data)), stamp.format == request.format
         else { return nil }
         CacheDirectory.touch(request.output)
         return result(request, width: stamp.width, height: stamp.height, time: stamp.timeMilliseconds, cached: true)
@@ -128,13 +130,13 @@ public enum Thumbnails {
     private static func result(_ request: ThumbnailRequest, width: Int, height: Int, time: Int64, cached: Bool)
         -> ThumbnailResult
     {
-        ThumbnailResult(uri: request.output.absoluteString, path: request.output.path, width: width, height: height,
-                        timeMilliseconds: time, format: request.format, cached: cached)
+        ThumbnailResult(
+            uri: request.output.absoluteString, path: request.output.path, width: width, height: height,
+            timeMilliseconds: time, format: request.format, cached: cached)
     }
 }
 
 // MARK: - JSON
-
 
 extension ThumbnailResult {
     /// The CLI's result object: uri, path, width, height, timeMs, format, cached.
