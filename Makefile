@@ -7,7 +7,10 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test demo bench bench-lut bench-lut16 bench-export bench-mezzanine clean
+.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine clean
+
+# What `swift format` formats and lints, with the checked-in .swift-format (4 spaces, 120 columns).
+SWIFT_SOURCES := Package.swift Sources Tests
 
 deps:
 	@scripts/deps
@@ -30,8 +33,16 @@ release: deps
 fixtures: deps
 	@scripts/fixtures $(FIXTURES)
 
-# The whole suite: unit tests, in-process GStreamer tests, and end-to-end tests of the built CLI binary.
-test: build fixtures
+# Rewrites the Swift sources in place as .swift-format says.
+format:
+	swift format format --in-place --recursive --parallel $(SWIFT_SOURCES)
+
+# Fails on any formatting or lint finding (warnings count): run `make format` to fix the formatting ones.
+lint:
+	swift format lint --strict --recursive --parallel $(SWIFT_SOURCES)
+
+# The whole suite: the lint, unit tests, in-process GStreamer tests, and end-to-end tests of the built CLI binary.
+test: lint build fixtures
 	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst \
 	FTGST_PLUGIN_DIR=$(CURDIR)/$(TEST_PLUGIN_DIR) swift test --disable-swift-testing $(SWIFT_TEST_FLAGS)
 

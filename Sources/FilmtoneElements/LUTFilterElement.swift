@@ -127,9 +127,9 @@ package final class LUTFilterState: @unchecked Sendable {
     /// The YUV kernel for the current settings and `colorimetry`, built on first use like `currentKernel()` (the
     /// RGB table, then the YUV table from it; the RGB kernel is not kept).
     package func currentKernelYUV(_ colorimetry: YUVColorimetry) throws -> YUVKernel {
-        try cachedKernel(\.kernelYUV, \.builtForYUV, fits: { $0.colorimetry == colorimetry }) {
-            try YUVKernel(look: $0, colorimetry: colorimetry)
-        }
+        try cachedKernel(
+            \.kernelYUV, \.builtForYUV, fits: { $0.colorimetry == colorimetry },
+            build: { try YUVKernel(look: $0, colorimetry: colorimetry) })
     }
 
     private func cachedKernel<K>(

@@ -39,7 +39,7 @@ package final class Pipeline: @unchecked Sendable {
     package convenience init(words: [String]) throws {
         try self.init { error in
             var pointers: [UnsafeMutablePointer<gchar>?] = words.map { strdup($0) } + [nil]
-            defer { pointers.forEach { free($0) } }
+            defer { for pointer in pointers { free(pointer) } }
             return pointers.withUnsafeMutableBufferPointer { buffer in
                 buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<gchar>?.self, capacity: buffer.count) {
                     gst_parse_launchv($0, &error)

@@ -498,11 +498,12 @@ final class ExportSideBySideTests: XCTestCase {
     }
 
     func testOneExportsTimeoutStopsItAloneWhileAnotherRenders() async throws {
-        try await assertStoppingTheSlowOneLeavesTheQuickOne(reason: .timeout, slow: { $0.timeoutMilliseconds = 300 }) {
-            _, _ in
-            // Its deadline started before its first event, which is held: past 300 ms now, whatever the machine.
-            try await Task.sleep(for: .milliseconds(400))
-        }
+        try await assertStoppingTheSlowOneLeavesTheQuickOne(
+            reason: .timeout, slow: { $0.timeoutMilliseconds = 300 },
+            stop: { _, _ in
+                // Its deadline started before its first event, which is held: past 300 ms now, whatever the machine.
+                try await Task.sleep(for: .milliseconds(400))
+            })
     }
 
     func testCancellingOneExportsTaskStopsItAloneWhileAnotherRenders() async throws {
