@@ -3,6 +3,7 @@ import FilmtoneCore
 import FilmtoneLooks
 import Foundation
 import GstKit
+import Synchronization
 
 // MARK: - ftlut: a GstVideoFilter written in Swift
 //
@@ -34,82 +35,81 @@ private enum PropertyID: guint {
 
 /// The element's state: user settings (written by set_property on any thread) apart from what is derived from
 /// them when the element starts (the parsed look and its kernel), as gst-plugins-rs elements keep them.
-package final class LUTFilterState: @unchecked Sendable {
-    package struct Settings: Equatable {
+package final class LUTFilterState: Sendable {
+    package struct Settings: Equatable, Sendable {
         package var inputLUT: String? = nil
         package var creativeLUT: String? = nil
         package var intensity = LUTFilterDefaults.intensity
         package var interpolation = LUTFilterDefaults.interpolation
     }
 
-    private let lock = NSLock()
-    private var settings = Settings()
-    /// The settings `kernel` was built for; a property change makes them differ and the kernel is rebuilt
-    /// (intensity and interpolation changes apply to the next frame; LUT files are read only in start()).
-    private var builtFor: Settings? = nil
-    private var luts: (input: CubeLUT?, creative: CubeLUT?) = (nil, nil)
-    private var kernel: LUTKernel? = nil
-    /// The 16-bit kernel and the settings it was built for, kept apart from the 8-bit one.
-    private var kernel16: LUTKernel16? = nil
-    private var builtFor16: Settings? = nil
-    /// The YUV kernel (its colorimetry inside it) and the settings it was built for.
-    private var kernelYUV: YUVKernel? = nil
-    private var builtForYUV: Settings? = nil
-    private var negotiatedFormat: LUTFilterElement.PixelFormat? = nil
+    /// Everything behind the one lock: set_property writes `settings` from any thread, the streaming thread
+    /// reads them and caches kernels built for them.
+    private struct Values: Sendable {
+        var settings = Settings()
+        /// The settings `kernel` was built for; a property change makes them differ and the kernel is rebuilt
+        /// (intensity and interpolation changes apply to the next frame; LUT files are read only in start()).
+        var builtFor: Settings? = nil
+        var luts: (input: CubeLUT?, creative: CubeLUT?) = (nil, nil)
+        var kernel: LUTKernel? = nil
+        /// The 16-bit kernel and the settings it was built for, kept apart from the 8-bit one.
+        var kernel16: LUTKernel16? = nil
+        var builtFor16: Settings? = nil
+        /// The YUV kernel (its colorimetry inside it) and the settings it was built for.
+        var kernelYUV: YUVKernel? = nil
+        var builtForYUV: Settings? = nil
+        var negotiatedFormat: LUTFilterElement.PixelFormat? = nil
+
+        mutating func dropKernels() {
+            (kernel, builtFor, kernel16, builtFor16, kernelYUV, builtForYUV) = (nil, nil, nil, nil, nil, nil)
+        }
+    }
+
+    private let values = Mutex(Values())
 
     /// The negotiated format's depth and where R, G, B sit in it, or the YUV layout and colorimetry (set_info),
     /// read by the frame loop. Moving to another kind releases the kernels of the others (the 8-bit RGB and the
     /// YUV ones hold 64 MiB each), and a YUV kernel built for another colorimetry.
     package var format: LUTFilterElement.PixelFormat? {
-        get {
-            lock.lock()
-            defer { lock.unlock() }
-            return negotiatedFormat
-        }
+        get { values.withLock { $0.negotiatedFormat } }
         set {
-            lock.lock()
-            negotiatedFormat = newValue
-            switch newValue {
-            case .packed8: (kernel16, builtFor16, kernelYUV, builtForYUV) = (nil, nil, nil, nil)
-            case .packed16: (kernel, builtFor, kernelYUV, builtForYUV) = (nil, nil, nil, nil)
-            case .yuv420(_, let colorimetry):
-                (kernel, builtFor, kernel16, builtFor16) = (nil, nil, nil, nil)
-                if kernelYUV?.colorimetry != colorimetry { (kernelYUV, builtForYUV) = (nil, nil) }
-            case nil: break
+            values.withLock { v in
+                v.negotiatedFormat = newValue
+                switch newValue {
+                case .packed8: (v.kernel16, v.builtFor16, v.kernelYUV, v.builtForYUV) = (nil, nil, nil, nil)
+                case .packed16: (v.kernel, v.builtFor, v.kernelYUV, v.builtForYUV) = (nil, nil, nil, nil)
+                case .yuv420(_, let colorimetry):
+                    (v.kernel, v.builtFor, v.kernel16, v.builtFor16) = (nil, nil, nil, nil)
+                    if v.kernelYUV?.colorimetry != colorimetry { (v.kernelYUV, v.builtForYUV) = (nil, nil) }
+                case nil: break
+                }
             }
-            lock.unlock()
         }
     }
 
     package func update(_ change: (inout Settings) -> Void) {
-        lock.lock()
-        change(&settings)
-        lock.unlock()
+        values.withLock { change(&$0.settings) }
     }
 
-    package var current: Settings {
-        lock.lock()
-        defer { lock.unlock() }
-        return settings
-    }
+    package var current: Settings { values.withLock { $0.settings } }
 
     /// Parses the LUT files of the current settings. Throws `FilmtoneError` (FILE_NOT_FOUND / LUT_INVALID).
     package func start() throws -> Bool {
         let wanted = current
         let input = try wanted.inputLUT.flatMap { $0.isEmpty ? nil : try CubeLUT.load(path: $0) }
         let creative = try wanted.creativeLUT.flatMap { $0.isEmpty ? nil : try CubeLUT.load(path: $0) }
-        lock.lock()
-        luts = (input, creative)
-        (kernel, builtFor, kernel16, builtFor16, kernelYUV, builtForYUV) = (nil, nil, nil, nil, nil, nil)
-        lock.unlock()
+        values.withLock {
+            $0.luts = (input, creative)
+            $0.dropKernels()
+        }
         return input != nil || creative != nil
     }
 
     package func stop() {
-        lock.lock()
-        luts = (nil, nil)
-        (kernel, builtFor, kernel16, builtFor16, kernelYUV, builtForYUV) = (nil, nil, nil, nil, nil, nil)
-        lock.unlock()
+        values.withLock {
+            $0.luts = (nil, nil)
+            $0.dropKernels()
+        }
     }
 
     /// The kernel for the current settings, built on first use after start() or a property change. The build
@@ -132,30 +132,30 @@ package final class LUTFilterState: @unchecked Sendable {
             build: { try YUVKernel(look: $0, colorimetry: colorimetry) })
     }
 
-    private func cachedKernel<K>(
-        _ kernel: ReferenceWritableKeyPath<LUTFilterState, K?>,
-        _ builtFor: ReferenceWritableKeyPath<LUTFilterState, Settings?>, fits: (K) -> Bool = { _ in true },
+    private func cachedKernel<K: Sendable>(
+        _ kernel: WritableKeyPath<Values, K?> & Sendable,
+        _ builtFor: WritableKeyPath<Values, Settings?> & Sendable, fits: (K) -> Bool = { _ in true },
         build: (Look) throws -> K
     ) throws -> K {
-        lock.lock()
-        if let cached = self[keyPath: kernel], self[keyPath: builtFor] == settings, fits(cached) {
-            lock.unlock()
-            return cached
+        // Under the lock: the cached kernel if it fits, else what to build one from.
+        let (cached, wanted, slots) = values.withLock { v -> (K?, Settings, (input: CubeLUT?, creative: CubeLUT?)) in
+            if let cached = v[keyPath: kernel], v[keyPath: builtFor] == v.settings, fits(cached) {
+                return (cached, v.settings, (nil, nil))
+            }
+            return (nil, v.settings, v.luts)
         }
-        let wanted = settings
-        let slots = luts
-        lock.unlock()
+        if let cached { return cached }
         let built = try build(
             try Look(
                 inputLUT: slots.input, creativeLUT: slots.creative,
                 intensity: wanted.intensity, interpolation: wanted.interpolation))
-        lock.lock()
-        // Publish unless the settings moved on meanwhile (the next frame then builds for the newer ones).
-        if settings == wanted {
-            self[keyPath: kernel] = built
-            self[keyPath: builtFor] = wanted
+        values.withLock { v in
+            // Publish unless the settings moved on meanwhile (the next frame then builds for the newer ones).
+            if v.settings == wanted {
+                v[keyPath: kernel] = built
+                v[keyPath: builtFor] = wanted
+            }
         }
-        lock.unlock()
         return built
     }
 }
