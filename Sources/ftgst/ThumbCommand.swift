@@ -11,7 +11,7 @@ enum ThumbCommand {
           --format jpeg|png     [jpeg]  --quality 0..1   [0.9, JPEG only]
           --cache-dir DIR       [$XDG_CACHE_HOME/ftgst/thumbnails]
           --cache-name NAME     [thumb-<uuid>]; an existing NAME is returned without decoding
-          --cache-cap-mb N      [100]; oldest files are evicted past it
+          --cache-cap-mb N      [100]; its oldest thumbnails are evicted past it (never other files)
           --header 'Name: value'  sent on every HTTP request (repeatable)
           --timeout-ms N        deadline for the whole job [30000]
         prints {"uri":…,"path":…,"width":W,"height":H,"timeMs":T,"format":…,"cached":…}

@@ -97,4 +97,16 @@ final class ImageTests: XCTestCase {
         ])
         XCTAssertEqual(value.serialized, #"{"b":1,"a":"x\"\n\u0001","c":[true,null]}"#)
     }
+
+    func testOwnFilesAreToldFromOthersByTheirFirstBytes() throws {
+        let image = sample()
+        for format in [ImageFormat.jpeg, .png] {
+            let plain = try ImageEncoder.encode(image, format: format, quality: 0.9)
+            let stamped = ImageStamp.insert(timeMilliseconds: 5, into: plain, format: format)
+            XCTAssertTrue(ImageStamp.isStamped(head: Array(stamped.prefix(64))), "\(format)")
+            XCTAssertFalse(ImageStamp.isStamped(head: Array(plain.prefix(64))), "a viewer's or camera's file")
+        }
+        XCTAssertFalse(ImageStamp.isStamped(head: []))
+        XCTAssertFalse(ImageStamp.isStamped(head: Array("ftgst:timeMs=1".utf8)))
+    }
 }

@@ -232,6 +232,34 @@ final class MezzanineCLITests: XCTestCase {
         XCTAssertEqual(try cacheFiles().count, 4)
     }
 
+    func testEvictionLeavesFilesItDidNotWrite() throws {
+        // The user's files in the folder, older than anything ftgst writes there and together far over the cap:
+        // a video, a file named like a slot but without a manifest, and a manifest-like file that is not one.
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        let foreign = [
+            "holiday.mov", "0123456789abcdef-0123456789abcdef.mov", "0123456789abcdef-fedcba9876543210.json",
+        ]
+        for name in foreign {
+            let url = URL(fileURLWithPath: cache).appendingPathComponent(name)
+            try Data(count: 2 * 1024 * 1024).write(to: url)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -1000)], ofItemAtPath: url.path)
+        }
+        let older = try XCTUnwrap(
+            try mezzanine(try copyOfLongGOP("older.mp4"), ["--cache-max-mb", "100"])["path"] as? String)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -500)],
+            ofItemAtPath: older.replacingOccurrences(of: ".mov", with: ".json"))
+        // ~1.6 MB, alone over a 1 MB cap: the older mezzanine goes, nothing else does.
+        let built = try mezzanine(clip, ["--cache-max-mb", "1"])
+        XCTAssertEqual(built["built"] as? Bool, true)
+        let path = try XCTUnwrap(built["path"] as? String)
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        XCTAssertEqual(
+            try cacheFiles(),
+            (foreign + [name, name.replacingOccurrences(of: ".mov", with: ".json")]).sorted())
+    }
+
     // MARK: - Failures
 
     func testFailuresLeaveNothingInTheCache() throws {

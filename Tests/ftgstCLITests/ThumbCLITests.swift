@@ -216,22 +216,107 @@ final class ThumbCLITests: XCTestCase {
         XCTAssertEqual(try DecodedImage.read(target.path).width, 320)
     }
 
-    func testOldestFilesAreEvictedPastTheCapButNeverTheNewOne() throws {
-        let megabyte = Data(count: 1024 * 1024)
-        for (index, name) in ["old-a.bin", "old-b.bin"].enumerated() {
-            let url = cache.appendingPathComponent(name)
-            try megabyte.write(to: url)
-            try FileManager.default.setAttributes(
-                [.modificationDate: Date(timeIntervalSinceNow: -Double(100 - index))],
-                ofItemAtPath: url.path)
-        }
-        let json = try success(
-            try thumb(
-                try TestEnvironment.fixture("clip.mp4"),
-                ["--cache-cap-mb", "1", "--format", "png"], name: "fresh"))
-        // 2 MiB of old files + the new one: both old files must go to get under 1 MiB; the new one stays.
-        XCTAssertEqual(try cacheFiles(), ["fresh.png"])
+    /// A thumbnail of the noise fixture at full size (1200×900 PNG, over 1 MiB): one is alone over the smallest cap.
+    private func bigThumb(_ name: String?, cap: String = "1") throws -> ProcessResult {
+        try thumb(
+            try TestEnvironment.fixture("noise.png"),
+            ["--cache-cap-mb", cap, "--format", "png", "--max-width", "1200", "--max-height", "1200"], name: name)
+    }
+
+    private func age(_ name: String, by seconds: TimeInterval) throws {
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -seconds)],
+            ofItemAtPath: cache.appendingPathComponent(name).path)
+    }
+
+    func testEvictionDeletesOnlyThumbnailsFtgstWroteOldestFirstNeverTheNewOne() throws {
+        // Two of ftgst's own thumbnails (stamped), made earlier with a large cap, then aged.
+        _ = try success(try bigThumb("older", cap: "100"))
+        _ = try success(try bigThumb("old", cap: "100"))
+        try age("older.png", by: 200)
+        try age("old.png", by: 100)
+        // Files of the user's, older still and large: never ftgst's to delete.
+        let holiday = cache.appendingPathComponent("important-holiday.jpg")
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("photo.jpg"), toPath: holiday.path)
+        try Data(count: 2 * 1024 * 1024).write(to: cache.appendingPathComponent("notes.bin"))
+        try Data(count: 2 * 1024 * 1024).write(to: cache.appendingPathComponent("video.png"))
+        for name in ["important-holiday.jpg", "notes.bin", "video.png"] { try age(name, by: 1000) }
+
+        let json = try success(try bigThumb("fresh"))
+        // The new file alone is over 1 MiB: both older thumbnails go, the new one stays, the user's files stay.
+        XCTAssertEqual(try cacheFiles(), ["fresh.png", "important-holiday.jpg", "notes.bin", "video.png"])
         XCTAssertTrue(FileManager.default.fileExists(atPath: try XCTUnwrap(json["path"] as? String)))
+        XCTAssertEqual(
+            FileManager.default.contents(atPath: holiday.path),
+            FileManager.default.contents(atPath: try TestEnvironment.fixture("photo.jpg")))
+    }
+
+    func testAnEmptyFolderIsAnInvalidArgumentAndTheCurrentFolderIsLeftAlone() throws {
+        // Run from a folder of the user's: an empty --cache-dir used to mean it, and eviction then emptied it.
+        let cwd = try TestEnvironment.temporaryDirectory(self)
+        try Data(count: 2 * 1024 * 1024).write(to: cwd.appendingPathComponent("important-holiday.jpg"))
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let runs: [[String]] = [
+            ["thumb", clip, "--cache-dir", "", "--cache-cap-mb", "1"],
+            ["mezzanine", clip, "--cache-dir", "", "--cache-max-mb", "1"],
+            ["preview", clip, "--mezzanine-dir", "", "-o", cache.appendingPathComponent("p.png").path],
+        ]
+        for words in runs {
+            let result = try Run.process(
+                URL(fileURLWithPath: "/bin/bash"),
+                ["-c", "cd \"$0\" && exec \"$@\"", cwd.path, TestEnvironment.binary.path] + words)
+            assertFailure(result, code: "INVALID_ARGUMENT", status: 64)
+            XCTAssertEqual(
+                try FileManager.default.contentsOfDirectory(atPath: cwd.path), ["important-holiday.jpg"],
+                "\(words.first ?? "")")
+        }
+        XCTAssertEqual(try cacheFiles(), [])
+    }
+
+    func testConcurrentRunsIntoASmallCacheReturnPathsThatStillExist() throws {
+        // Every thumbnail is alone over the 1 MiB cap, so each run's eviction would take every sibling's file.
+        // The server holds every request until all runs have made one: each run has started before any wrote, so
+        // none may evict another's (younger than itself), and every returned path must exist once all returned.
+        let server = try HTTPTestServer(root: TestEnvironment.fixtures)
+        defer { server.stop() }
+        let runs = 20
+        let group = DispatchGroup()
+        let collected = Mutex<[ProcessResult]>([])
+        for run in 0..<runs {
+            // A query of its own per run, so the server can tell that every run has made its first request.
+            let arguments = [
+                "thumb", server.url("/gate/noise.png?run=\(run)"), "--cache-dir", cache.path, "--cache-cap-mb", "1",
+                "--format", "png", "--max-width", "1200", "--max-height", "1200", "--timeout-ms", "120000",
+            ]
+            group.enter()
+            DispatchQueue.global().async {
+                let result = try? Run.ftgst(arguments, timeout: 180)
+                if let result { collected.withLock { $0.append(result) } }
+                group.leave()
+            }
+        }
+        let deadline = Date().addingTimeInterval(120)
+        func waiting() -> Int { Set(server.requests.map(\.path)).count }
+        while waiting() < runs, Date() < deadline { usleep(20_000) }
+        XCTAssertEqual(waiting(), runs, "every run reached the server before any went on")
+        server.openGate()
+        XCTAssertEqual(group.wait(timeout: .now() + 200), .success)
+        let results = collected.withLock { $0 }
+        XCTAssertEqual(results.count, runs)
+        var paths: Set<String> = []
+        for result in results {
+            guard result.status == 0, let path = (try? result.json())?["path"] as? String else {
+                XCTFail("failed: \(result.stderr)")
+                continue
+            }
+            paths.insert(path)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: path), "returned but evicted: \(path)")
+        }
+        XCTAssertEqual(paths.count, runs)
+        // A later run, started after them all, evicts them down to its own file.
+        let later = try success(try bigThumb("later"))
+        XCTAssertEqual(try cacheFiles(), ["later.png"])
+        XCTAssertEqual(later["cached"] as? Bool, false)
     }
 
     func testConcurrentWritersOfTheSameNameLeaveOneCompleteFile() throws {

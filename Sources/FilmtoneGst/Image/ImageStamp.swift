@@ -38,6 +38,28 @@ public struct ImageStamp: Equatable, Sendable {
 
     // MARK: - Reading
 
+    /// Whether the file at `url` begins as ftgst writes a stamped image: for JPEG the stamp's COM segment right
+    /// after SOI, for PNG its `tEXt` chunk right after IHDR. Reads only the first bytes, so a cache can tell its
+    /// own files from a user's (`important-holiday.jpg`) without reading whole files; only those are evicted.
+    static func isStamped(file url: URL) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return false }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 64) else { return false }
+        return isStamped(head: [UInt8](head))
+    }
+
+    /// `isStamped(file:)` on the first bytes of a file. Pure.
+    static func isStamped(head bytes: [UInt8]) -> Bool {
+        let mark = Array((keyword + ":").utf8)
+        if bytes.count >= 6 + mark.count, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF, bytes[3] == 0xFE {
+            return bytes[6..<(6 + mark.count)].elementsEqual(mark)
+        }
+        let afterHeader = 8 + 8 + 13 + 4
+        let text = Array("tEXt".utf8) + Array(keyword.utf8) + [0]
+        guard isPNG(bytes), bytes.count >= afterHeader + 4 + text.count else { return false }
+        return bytes[(afterHeader + 4)..<(afterHeader + 4 + text.count)].elementsEqual(text)
+    }
+
     /// Reads format, size and stamp from a file ftgst wrote. nil when the bytes are not a complete JPEG/PNG with
     /// a stamp (a truncated or foreign file is then rebuilt rather than served).
     public static func read(_ bytes: [UInt8]) -> ImageStamp? {

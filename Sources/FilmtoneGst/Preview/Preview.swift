@@ -103,6 +103,7 @@ struct PreviewRequest {
         guard ["auto", "off"].contains(options.mezzanine) else {
             throw FilmtoneError(.invalidArgument, "--mezzanine must be auto or off")
         }
+        try CacheDirectory.validate(options.mezzanineDirectory, option: "--mezzanine-dir")
         output = render.output
         format = common.format
         quality = common.quality

@@ -66,6 +66,7 @@ struct ThumbnailRequest {
         guard (1...(1 << 30)).contains(options.cacheCapMegabytes) else {
             throw invalid("--cache-cap-mb must be 1…\(1 << 30)")
         }
+        try CacheDirectory.validate(options.cacheDirectory, option: "--cache-dir")
         let name = options.cacheName ?? "thumb-\(UUID().uuidString.lowercased())"
         guard !name.isEmpty, !name.contains("/"), !name.contains(".."), !name.contains("\0"), !name.hasPrefix(".")
         else { throw invalid("--cache-name must be a plain file name (no '/', no '..', not hidden): \(name)") }
@@ -102,29 +103,53 @@ public enum Thumbnails {
 
     /// The synchronous job.
     static func run(_ request: ThumbnailRequest, isCancelled: @escaping () -> Bool) throws -> ThumbnailResult {
-        if let hit = cached(request) { return hit }
+        if let hit = try cached(request, isCancelled: isCancelled) { return hit }
         try request.source.checkExists()
         try CacheDirectory.prepare(request.cacheDirectory)
+        // Staged before decoding: its creation time is this run's start, before any sibling's file it must spare.
+        let staged = try StagedFile(beside: request.output)
+        let started = CacheDirectory.runStart(createdFile: staged.path)
 
         let frame = try FrameGrabber(request: request.frame, isCancelled: isCancelled).grab()
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
 
         let encoded = try ImageEncoder.encode(frame.image, format: request.format, quality: request.quality)
         let bytes = ImageStamp.insert(timeMilliseconds: frame.time.milliseconds, into: encoded, format: request.format)
-        try StagedFile.write(bytes, to: request.output)
-        CacheDirectory.evict(in: request.cacheDirectory, capBytes: request.cacheCapBytes, keep: request.fileName)
+        try staged.write(bytes)
+        try staged.sync()
+        // Placed and evicted under the folder's lock, sparing what is newer than this run: a sibling's fresh file
+        // or hit is never deleted before its run has returned its path.
+        try CacheDirectory.withLock(in: request.cacheDirectory, isCancelled: isCancelled) {
+            try staged.commit(replacing: true)
+            CacheDirectory.evict(
+                in: request.cacheDirectory, capBytes: request.cacheCapBytes, keep: request.fileName,
+                startedAt: started, owned: ImageStamp.isStamped(file:))
+        }
         return result(
             request, width: frame.image.width, height: frame.image.height,
             time: frame.time.milliseconds, cached: false)
     }
 
     /// An existing, complete, stamped file of the requested name and format: returned at once, its mtime touched.
-    private static func cached(_ request: ThumbnailRequest) -> ThumbnailResult? {
-        guard let data = FileManager.default.contents(atPath: request.output.path),
-            let stamp = ImageStamp.read([UInt8](data)), stamp.format == request.format
-        else { return nil }
-        CacheDirectory.touch(request.output)
-        return result(request, width: stamp.width, height: stamp.height, time: stamp.timeMilliseconds, cached: true)
+    /// Read and touched under the folder's lock, so that no eviction removes it in between (when the folder cannot
+    /// be locked, it is read without the lock).
+    private static func cached(_ request: ThumbnailRequest, isCancelled: () -> Bool) throws -> ThumbnailResult? {
+        guard FileManager.default.fileExists(atPath: request.output.path) else { return nil }
+        let lookUp = { () -> ThumbnailResult? in
+            guard let data = FileManager.default.contents(atPath: request.output.path),
+                let stamp = ImageStamp.read([UInt8](data)), stamp.format == request.format
+            else { return nil }
+            CacheDirectory.touch(request.output)
+            return result(
+                request, width: stamp.width, height: stamp.height, time: stamp.timeMilliseconds, cached: true)
+        }
+        do {
+            return try CacheDirectory.withLock(in: request.cacheDirectory, isCancelled: isCancelled, lookUp)
+        } catch let error as FilmtoneError where error.code == .cancelled {
+            throw error
+        } catch {
+            return lookUp()
+        }
     }
 
     private static func result(_ request: ThumbnailRequest, width: Int, height: Int, time: Int64, cached: Bool)
