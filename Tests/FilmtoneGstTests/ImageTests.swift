@@ -76,6 +76,13 @@ final class ImageTests: XCTestCase {
             XCTAssertEqual(try decode(stamped, ext: format.fileExtension).width, 64)
             // Truncated: not trusted.
             XCTAssertNil(ImageStamp.read(Array(stamped.prefix(stamped.count - 10))))
+            // With the request's key, which a hit compares.
+            let key = String(repeating: "ab", count: 32)
+            let keyed = ImageStamp.insert(timeMilliseconds: 7, request: key, into: encoded, format: format)
+            XCTAssertEqual(
+                ImageStamp.read(keyed),
+                ImageStamp(format: format, width: 64, height: 48, timeMilliseconds: 7, request: key))
+            XCTAssertTrue(ImageStamp.isStamped(head: Array(keyed.prefix(64))))
         }
     }
 

@@ -190,22 +190,115 @@ final class ThumbCLITests: XCTestCase {
     // MARK: - Cache
 
     func testExistingNameIsReturnedWithoutDecodingAndTouched() throws {
-        let temp = try TestEnvironment.temporaryDirectory(self)
-        let clip = temp.appendingPathComponent("clip.mp4")
-        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: clip.path)
-        let first = try success(try thumb(clip.path, ["--time-ms", "2000", "--tolerance-ms", "0"], name: "same"))
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let request = ["--time-ms", "2000", "--tolerance-ms", "0"]
+        let first = try success(try thumb(clip, request, name: "same"))
         let path = try XCTUnwrap(first["path"] as? String)
         let old = Date(timeIntervalSinceNow: -3600)
         try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path)
-        // The source is gone: only a cache hit can answer.
-        try FileManager.default.removeItem(at: clip)
-        let second = try success(try thumb(clip.path, ["--time-ms", "0"], name: "same"))
+        let second = try success(try thumb(clip, request, name: "same"))
         XCTAssertEqual(second["cached"] as? Bool, true)
-        XCTAssertEqual(second["timeMs"] as? Int, 2000, "the time of the frame in the file, not the new request")
+        XCTAssertEqual(second["timeMs"] as? Int, 2000)
         XCTAssertEqual(second["width"] as? Int, 320)
         XCTAssertEqual(second["path"] as? String, path)
         let touched = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
         XCTAssertGreaterThan(touched.timeIntervalSince(old), 3000)
+    }
+
+    func testACacheHitMustMatchEverythingThatWasAsked() throws {
+        let temp = try TestEnvironment.temporaryDirectory(self)
+        let clip = temp.appendingPathComponent("clip.mp4").path
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: clip)
+        let exact = ["--tolerance-ms", "0", "--time-ms"]
+        XCTAssertEqual(try success(try thumb(clip, exact + ["1000"], name: "x"))["cached"] as? Bool, false)
+        XCTAssertEqual(try success(try thumb(clip, exact + ["1000"], name: "x"))["cached"] as? Bool, true)
+
+        // Another time: the old frame must not come back.
+        let later = try success(try thumb(clip, exact + ["2000"], name: "x"))
+        XCTAssertEqual(later["cached"] as? Bool, false)
+        XCTAssertEqual(later["timeMs"] as? Int, 2000)
+        let picture = try DecodedImage.read(cache.appendingPathComponent("x.jpg").path)
+        let frame60 = try DecodedImage.frame(of: clip, index: 60, width: 320, height: 240)
+        let frame30 = try DecodedImage.frame(of: clip, index: 30, width: 320, height: 240)
+        XCTAssertLessThan(picture.meanDifference(frame60) * 2, picture.meanDifference(frame30), "the new frame")
+
+        // Another box, quality, tolerance: each rebuilt.
+        let small = try success(try thumb(clip, exact + ["2000", "--max-width", "160"], name: "x"))
+        XCTAssertEqual(small["cached"] as? Bool, false)
+        XCTAssertEqual(small["width"] as? Int, 160)
+        for options in [exact + ["2000", "--max-width", "160", "--quality", "0.3"], ["--time-ms", "2000"]] {
+            XCTAssertEqual(try success(try thumb(clip, options, name: "x"))["cached"] as? Bool, false, "\(options)")
+        }
+        XCTAssertEqual(try success(try thumb(clip, ["--time-ms", "2000"], name: "x"))["cached"] as? Bool, true)
+
+        // The source changed (same path, new mtime), or another source: rebuilt.
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: 60)], ofItemAtPath: clip)
+        XCTAssertEqual(try success(try thumb(clip, ["--time-ms", "2000"], name: "x"))["cached"] as? Bool, false)
+        let other = try success(try thumb(try TestEnvironment.fixture("photo.jpg"), ["--time-ms", "2000"], name: "x"))
+        XCTAssertEqual(other["cached"] as? Bool, false)
+        XCTAssertEqual(try cacheFiles(), ["x.jpg"])
+
+        // The source is gone: no picture can be said to match it.
+        try FileManager.default.removeItem(atPath: clip)
+        assertFailure(try thumb(clip, ["--time-ms", "2000"], name: "x"), code: "FILE_NOT_FOUND", status: 66)
+    }
+
+    func testACacheNameMayCarryItsExtension() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        XCTAssertEqual(
+            try success(try thumb(clip, [], name: "x.jpg"))["path"] as? String,
+            cache.appendingPathComponent("x.jpg").path)
+        XCTAssertEqual(
+            try success(try thumb(clip, ["--format", "png"], name: "y.png"))["path"] as? String,
+            cache.appendingPathComponent("y.png").path)
+        assertFailure(try thumb(clip, [], name: "z.png"), code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertEqual(try cacheFiles(), ["x.jpg", "y.png"])
+    }
+
+    func testOutputWritesAFileOfItsOwnNotACacheEntry() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let file = folder.appendingPathComponent("mine.png").path
+        for _ in 0..<2 {
+            let json = try success(
+                try Run.ftgst(["thumb", clip, "--time-ms", "1400", "--tolerance-ms", "0", "-o", file]))
+            XCTAssertEqual(json["path"] as? String, file)
+            XCTAssertEqual(json["format"] as? String, "png")
+            XCTAssertEqual(json["cached"] as? Bool, false, "never a cache hit")
+            XCTAssertEqual(json["timeMs"] as? Int, 1400)
+        }
+        let ours = try DecodedImage.read(file)
+        let exact = try DecodedImage.frame(of: clip, index: 42, width: 320, height: 240)
+        XCTAssertLessThan(ours.meanDifference(exact), 4)
+        let bytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: file)))
+        XCTAssertEqual(Array(bytes.prefix(4)), [0x89, 0x50, 0x4E, 0x47])
+        XCTAssertFalse(String(decoding: bytes, as: UTF8.self).contains("ftgst"), "no cache stamp")
+        let jpeg = folder.appendingPathComponent("mine.JPEG").path
+        XCTAssertEqual(try success(try Run.ftgst(["thumb", clip, "--output", jpeg]))["format"] as? String, "jpeg")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted(), ["mine.JPEG", "mine.png"])
+
+        let refused: [([String], String, Int32)] = [
+            (["-o", folder.appendingPathComponent("a.gif").path], "UNSUPPORTED_FORMAT", 67),
+            (["-o", file, "--format", "jpeg"], "INVALID_ARGUMENT", 64),
+            (["-o", file, "--cache-dir", cache.path], "INVALID_ARGUMENT", 64),
+            (["-o", file, "--cache-name", "n"], "INVALID_ARGUMENT", 64),
+            (["-o", file, "--cache-cap-mb", "5"], "INVALID_ARGUMENT", 64),
+            (["-o", folder.appendingPathComponent("missing/a.png").path], "WRITE_FAILED", 73),
+            (["-o", folder.appendingPathComponent("late.png").path, "--time-ms", "9000"], "DECODE_FAILED", 68),
+        ]
+        for (options, code, status) in refused {
+            assertFailure(try Run.ftgst(["thumb", clip] + options), code: code, status: status)
+        }
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted(), ["mine.JPEG", "mine.png"])
+        let photo = folder.appendingPathComponent("photo.jpg").path
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("photo.jpg"), toPath: photo)
+        assertFailure(try Run.ftgst(["thumb", photo, "-o", photo]), code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertEqual(
+            FileManager.default.contents(atPath: photo),
+            FileManager.default.contents(atPath: try TestEnvironment.fixture("photo.jpg")))
     }
 
     func testCorruptCacheEntryIsRebuiltNotServed() throws {
