@@ -1,4 +1,5 @@
 import FilmtoneGst
+import Foundation
 
 /// `ftgst thumb URI [options]`: one thumbnail into the cache (or, with `-o FILE`, into FILE), printed as one JSON
 /// object.
@@ -59,7 +60,10 @@ enum ThumbCommand {
         }
         options.headers = arguments.all("header")
 
-        let result = try await Thumbnails.make(options)
-        print(result.json.serialized)
+        // Printed while the file is held: no sibling's eviction can delete it before its path is out.
+        try await Thumbnails.withThumbnail(options) { result in
+            print(result.json.serialized)
+            fflush(nil)  // out before the hold ends
+        }
     }
 }

@@ -79,4 +79,33 @@ final class CacheDirectoryTests: XCTestCase {
         XCTAssertNoThrow(try CacheDirectory.validate(nil, option: "--cache-dir"))
         XCTAssertNoThrow(try CacheDirectory.validate(".", option: "--cache-dir"))
     }
+
+    func testAThumbnailHeldByItsCallerIsNotEvictedBySiblings() async throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        // Each thumbnail of the noise fixture at full size is alone over the 1 MiB cap.
+        let big = [
+            "--cache-dir", folder.path, "--cache-cap-mb", "1", "--format", "png", "--max-width", "1200",
+            "--max-height", "1200",
+        ]
+        var options = ThumbnailOptions(source: try TestEnvironment.fixture("noise.png"))
+        options.cacheDirectory = folder.path
+        options.cacheCapMegabytes = 1
+        options.format = "png"
+        options.maxWidth = 1200
+        options.maxHeight = 1200
+        let noise = try TestEnvironment.fixture("noise.png")
+        let path = try await Thumbnails.withThumbnail(options) { held in
+            // Older than any sibling's start, so only the hold keeps it: a sibling evicts everything else.
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -100)], ofItemAtPath: held.path)
+            let sibling = try Run.ftgst(["thumb", noise] + big)
+            XCTAssertEqual(sibling.status, 0, sibling.stderr)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: held.path), "evicted while its caller held it")
+            return held.path
+        }
+        // Released: the next run may evict it.
+        let later = try Run.ftgst(["thumb", noise] + big)
+        XCTAssertEqual(later.status, 0, later.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path))
+    }
 }

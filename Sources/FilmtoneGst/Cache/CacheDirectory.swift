@@ -16,7 +16,8 @@ struct CacheEntry: Equatable {
 /// - writes, hits and evictions of one folder take its lock (`flock` on the folder), so an eviction never deletes a
 ///   file between another run's look at it and its use;
 /// - a run never evicts a file modified at or after its own start (`runStart`): that is another run's fresh file
-///   or hit, whose path may not have been returned yet.
+///   or hit, whose path may not have been returned yet;
+/// - nor a file another process holds a `CacheFileLease` on (a path not yet handed over, or still being read).
 enum CacheDirectory {
     /// How long a run waits for another run's write or eviction (both short) before `WRITE_FAILED` "cache busy".
     static let lockTimeoutMilliseconds: Int64 = 10_000
@@ -75,13 +76,17 @@ enum CacheDirectory {
         }
     }
 
-    /// Evicts per `evictionPlan`, among the files `owned` recognises. Call it holding the folder's lock. A file
-    /// another process removed first is not an error.
+    /// Evicts per `evictionPlan`, among the files `owned` recognises, skipping any file under a lease (one it
+    /// cannot lock exclusively). Call it holding the folder's lock: leases are taken under it too, so no lease can
+    /// start between the check and the unlink. A file another process removed first is not an error.
     static func evict(in directory: URL, capBytes: Int64, keep: String, startedAt: Date?, owned: (URL) -> Bool) {
         for name in evictionPlan(
             entries: entries(in: directory, owned: owned), capBytes: capBytes, keep: keep, startedAt: startedAt)
         {
-            unlink(directory.appendingPathComponent(name).path)
+            let path = directory.appendingPathComponent(name).path
+            guard let file = try? POSIXFile(path: path, flags: O_RDONLY), flock(file.descriptor, LOCK_EX | LOCK_NB) == 0
+            else { continue }
+            unlink(path)
         }
     }
 
@@ -134,5 +139,21 @@ enum CacheDirectory {
 
     private static func reason(_ error: Error) -> String {
         (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
+    }
+}
+
+/// A shared `flock` on one cache file, held from the moment a run places (or hits) it until the caller is done with
+/// its path: `CacheDirectory.evict` never deletes a file it cannot lock exclusively. Released when the lease goes
+/// (or the process ends).
+// @unchecked Sendable: `file` is private and never used after `init`; its descriptor is only closed by its deinit.
+final class CacheFileLease: @unchecked Sendable {
+    private let file: POSIXFile
+
+    /// Takes the lease on `url`; nil if the file cannot be opened or is being evicted right now. Take it holding
+    /// the folder's lock.
+    init?(_ url: URL) {
+        guard let file = try? POSIXFile(path: url.path, flags: O_RDONLY), flock(file.descriptor, LOCK_SH | LOCK_NB) == 0
+        else { return nil }
+        self.file = file
     }
 }

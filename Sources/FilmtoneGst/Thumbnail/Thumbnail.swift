@@ -159,13 +159,27 @@ public enum Thumbnails {
     /// Makes (or returns from the cache) one thumbnail. Throws `FilmtoneError`. Cancelling the task stops the
     /// pipeline within ~50 ms and throws `CANCELLED`; nothing is left in the cache folder on any failure.
     public static func make(_ options: ThumbnailOptions) async throws -> ThumbnailResult {
+        try await withThumbnail(options) { $0 }
+    }
+
+    /// `make`, then `body` with the result while the file is held: no eviction (by any process) deletes a cache
+    /// file before `body` returns. For a caller that hands the path on (the CLI prints it inside `body`).
+    public static func withThumbnail<T>(
+        _ options: ThumbnailOptions, _ body: (ThumbnailResult) async throws -> T
+    ) async throws -> T {
         let request = try ThumbnailRequest(options)
-        return try await runDetached { isCancelled in try run(request, isCancelled: isCancelled) }
+        let (result, lease) = try await runDetached { isCancelled in try run(request, isCancelled: isCancelled) }
+        let value = try await body(result)
+        withExtendedLifetime(lease) {}
+        return value
     }
 
     /// The synchronous job.
-    static func run(_ request: ThumbnailRequest, isCancelled: @escaping () -> Bool) throws -> ThumbnailResult {
-        if request.isOwnFile { return try writeOwnFile(request, isCancelled: isCancelled) }
+    /// The synchronous job: the result, and the lease that keeps a cache file from eviction while it is held.
+    static func run(_ request: ThumbnailRequest, isCancelled: @escaping () -> Bool) throws
+        -> (ThumbnailResult, CacheFileLease?)
+    {
+        if request.isOwnFile { return (try writeOwnFile(request, isCancelled: isCancelled), nil) }
         // Who the source is now (FILE_NOT_FOUND if a local one is gone): part of the key a hit must match.
         let key = request.cacheKey(source: try MezzanineStore.identity(of: request.source))
         if let hit = try cached(request, key: key, isCancelled: isCancelled) { return hit }
@@ -184,15 +198,18 @@ public enum Thumbnails {
         try staged.sync()
         // Placed and evicted under the folder's lock, sparing what is newer than this run: a sibling's fresh file
         // or hit is never deleted before its run has returned its path.
-        try CacheDirectory.withLock(in: request.cacheDirectory, isCancelled: isCancelled) {
+        let lease = try CacheDirectory.withLock(in: request.cacheDirectory, isCancelled: isCancelled) {
             try staged.commit(replacing: true)
+            let lease = CacheFileLease(request.output)
             CacheDirectory.evict(
                 in: request.cacheDirectory, capBytes: request.cacheCapBytes, keep: request.fileName,
                 startedAt: started, owned: ImageStamp.isStamped(file:))
+            return lease
         }
-        return result(
+        let made = result(
             request, width: frame.image.width, height: frame.image.height,
             time: frame.time.milliseconds, cached: false)
+        return (made, lease)
     }
 
     /// `-o FILE`: decoded and written there atomically, without a stamp (so no cache ever counts or evicts it).
@@ -214,16 +231,18 @@ public enum Thumbnails {
     /// Read and touched under the folder's lock, so that no eviction removes it in between (when the folder cannot
     /// be locked, it is read without the lock).
     private static func cached(_ request: ThumbnailRequest, key: String, isCancelled: () -> Bool) throws
-        -> ThumbnailResult?
+        -> (ThumbnailResult, CacheFileLease?)?
     {
         guard FileManager.default.fileExists(atPath: request.output.path) else { return nil }
-        let lookUp = { () -> ThumbnailResult? in
+        let lookUp = { () -> (ThumbnailResult, CacheFileLease?)? in
             guard let data = FileManager.default.contents(atPath: request.output.path),
                 let stamp = ImageStamp.read([UInt8](data)), stamp.format == request.format, stamp.request == key
             else { return nil }
+            let lease = CacheFileLease(request.output)
             CacheDirectory.touch(request.output)
-            return result(
+            let hit = result(
                 request, width: stamp.width, height: stamp.height, time: stamp.timeMilliseconds, cached: true)
+            return (hit, lease)
         }
         do {
             return try CacheDirectory.withLock(in: request.cacheDirectory, isCancelled: isCancelled, lookUp)
