@@ -34,7 +34,15 @@ final class CacheDirectoryTests: XCTestCase {
         }
     }
 
-    func testEvictIgnoresTemporariesAndFolders() throws {
+    func testNeverEvictsWhatIsNewerThanTheRun() {
+        // Another run's file written (or hit) at or after this run's start may not have been returned yet.
+        let entries = [entry("old", 40, 300), entry("sibling", 40, 10), entry("same-tick", 40, 20), entry("k", 40, 0)]
+        let started = Date(timeIntervalSince1970: 1_000_000 - 20)
+        XCTAssertEqual(
+            CacheDirectory.evictionPlan(entries: entries, capBytes: 0, keep: "k", startedAt: started), ["old"])
+    }
+
+    func testEvictTouchesOnlyOwnedFilesAndIgnoresTemporariesAndFolders() throws {
         let folder = try TestEnvironment.temporaryDirectory(self)
         FileManager.default.createFile(
             atPath: folder.appendingPathComponent(".x.jpg.ftgst-1-2.part").path,
@@ -42,14 +50,62 @@ final class CacheDirectoryTests: XCTestCase {
         try FileManager.default.createDirectory(
             at: folder.appendingPathComponent("sub"),
             withIntermediateDirectories: false)
+        let stamped = ImageStamp.insert(timeMilliseconds: 0, into: [0xFF, 0xD8, 0xFF, 0xD9], format: .jpeg)
+        for name in ["old.jpg", "new.jpg"] {
+            FileManager.default.createFile(
+                atPath: folder.appendingPathComponent(name).path,
+                contents: Data(stamped + [UInt8](repeating: 0, count: 3000)))
+        }
         FileManager.default.createFile(
-            atPath: folder.appendingPathComponent("old.jpg").path, contents: Data(count: 3000))
-        FileManager.default.createFile(
-            atPath: folder.appendingPathComponent("new.jpg").path, contents: Data(count: 3000))
-        XCTAssertEqual(Set(CacheDirectory.entries(in: folder).map(\.name)), ["old.jpg", "new.jpg"])
-        CacheDirectory.evict(in: folder, capBytes: 4000, keep: "new.jpg")
+            atPath: folder.appendingPathComponent("holiday.jpg").path,
+            contents: Data([0xFF, 0xD8] + [UInt8](repeating: 0, count: 9000)))
+        let owned = ImageStamp.isStamped(file:)
+        XCTAssertEqual(Set(CacheDirectory.entries(in: folder, owned: owned).map(\.name)), ["old.jpg", "new.jpg"])
+        let never: () -> Bool = { false }
+        try CacheDirectory.withLock(in: folder, isCancelled: never) {
+            CacheDirectory.evict(in: folder, capBytes: 4000, keep: "new.jpg", startedAt: nil, owned: owned)
+        }
         XCTAssertEqual(
             Set(try FileManager.default.contentsOfDirectory(atPath: folder.path)),
-            [".x.jpg.ftgst-1-2.part", "sub", "new.jpg"])
+            [".x.jpg.ftgst-1-2.part", "sub", "new.jpg", "holiday.jpg"])
+    }
+
+    func testEmptyFolderValueIsInvalid() {
+        for value in ["", "a\0b"] {
+            XCTAssertThrowsError(try CacheDirectory.validate(value, option: "--cache-dir")) {
+                XCTAssertEqual(($0 as? FilmtoneError)?.code, .invalidArgument)
+            }
+        }
+        XCTAssertNoThrow(try CacheDirectory.validate(nil, option: "--cache-dir"))
+        XCTAssertNoThrow(try CacheDirectory.validate(".", option: "--cache-dir"))
+    }
+
+    func testAThumbnailHeldByItsCallerIsNotEvictedBySiblings() async throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        // Each thumbnail of the noise fixture at full size is alone over the 1 MiB cap.
+        let big = [
+            "--cache-dir", folder.path, "--cache-cap-mb", "1", "--format", "png", "--max-width", "1200",
+            "--max-height", "1200",
+        ]
+        var options = ThumbnailOptions(source: try TestEnvironment.fixture("noise.png"))
+        options.cacheDirectory = folder.path
+        options.cacheCapMegabytes = 1
+        options.format = "png"
+        options.maxWidth = 1200
+        options.maxHeight = 1200
+        let noise = try TestEnvironment.fixture("noise.png")
+        let path = try await Thumbnails.withThumbnail(options) { held in
+            // Older than any sibling's start, so only the hold keeps it: a sibling evicts everything else.
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -100)], ofItemAtPath: held.path)
+            let sibling = try Run.ftgst(["thumb", noise] + big)
+            XCTAssertEqual(sibling.status, 0, sibling.stderr)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: held.path), "evicted while its caller held it")
+            return held.path
+        }
+        // Released: the next run may evict it.
+        let later = try Run.ftgst(["thumb", noise] + big)
+        XCTAssertEqual(later.status, 0, later.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path))
     }
 }

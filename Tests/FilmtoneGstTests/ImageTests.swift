@@ -76,6 +76,13 @@ final class ImageTests: XCTestCase {
             XCTAssertEqual(try decode(stamped, ext: format.fileExtension).width, 64)
             // Truncated: not trusted.
             XCTAssertNil(ImageStamp.read(Array(stamped.prefix(stamped.count - 10))))
+            // With the request's key, which a hit compares.
+            let key = String(repeating: "ab", count: 32)
+            let keyed = ImageStamp.insert(timeMilliseconds: 7, request: key, into: encoded, format: format)
+            XCTAssertEqual(
+                ImageStamp.read(keyed),
+                ImageStamp(format: format, width: 64, height: 48, timeMilliseconds: 7, request: key))
+            XCTAssertTrue(ImageStamp.isStamped(head: Array(keyed.prefix(64))))
         }
     }
 
@@ -96,5 +103,17 @@ final class ImageTests: XCTestCase {
             ("b", .int(1)), ("a", .string("x\"\n\u{1}")), ("c", .array([.bool(true), .null])),
         ])
         XCTAssertEqual(value.serialized, #"{"b":1,"a":"x\"\n\u0001","c":[true,null]}"#)
+    }
+
+    func testOwnFilesAreToldFromOthersByTheirFirstBytes() throws {
+        let image = sample()
+        for format in [ImageFormat.jpeg, .png] {
+            let plain = try ImageEncoder.encode(image, format: format, quality: 0.9)
+            let stamped = ImageStamp.insert(timeMilliseconds: 5, into: plain, format: format)
+            XCTAssertTrue(ImageStamp.isStamped(head: Array(stamped.prefix(64))), "\(format)")
+            XCTAssertFalse(ImageStamp.isStamped(head: Array(plain.prefix(64))), "a viewer's or camera's file")
+        }
+        XCTAssertFalse(ImageStamp.isStamped(head: []))
+        XCTAssertFalse(ImageStamp.isStamped(head: Array("ftgst:timeMs=1".utf8)))
     }
 }

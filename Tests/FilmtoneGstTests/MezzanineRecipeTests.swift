@@ -124,4 +124,23 @@ final class MezzanineRecipeTests: XCTestCase {
         let pipeline = try Pipeline(launch: MezzanineRecipe.launchDescription())
         for name in ["src", "flip", "size", "enc", "mux", "out"] { XCTAssertNoThrow(try pipeline.element(named: name)) }
     }
+
+    func testAMezzanineFrameMustAnswerTheRequestedTime() throws {
+        // 30 frames in 1000 ms: each lasts 33.3 ms. A damaged mezzanine can hand over a later frame than asked.
+        let duration = try XCTUnwrap(Previews.frameDuration(manifest()))
+        XCTAssertEqual(duration.nanoseconds, 33_333_333)
+        let frame = ClockTime.milliseconds(500)
+        func accepts(_ target: Int64, tolerance: Int64 = 0) -> Bool {
+            FrameRecipe.accepts(
+                frame: frame, duration: duration, target: .milliseconds(target), tolerance: .milliseconds(tolerance))
+        }
+        XCTAssertTrue(accepts(500))
+        XCTAssertTrue(accepts(533), "still on screen")
+        XCTAssertFalse(accepts(300), "a later frame than the one on screen")
+        XCTAssertFalse(accepts(534))
+        XCTAssertTrue(accepts(300, tolerance: 200))
+        var empty = manifest()
+        empty.frames = 0
+        XCTAssertNil(Previews.frameDuration(empty))
+    }
 }

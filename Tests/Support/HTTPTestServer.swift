@@ -26,6 +26,9 @@ import Foundation
 /// - `/stall/FILE`: 200 headers (full `Content-Length`) and the first 4096 bytes, then silence until `stop()`
 ///   or until the client closes.
 /// - `/reset/FILE`: 200 headers (full `Content-Length`) and the first 4096 bytes, then a TCP RST.
+/// - `/gate/FILE`: like `/media/`, but every request is held (its connection open, nothing sent) until `openGate()`
+///   or `stop()`: a barrier that lets a test start many clients and know that none got past its first request
+///   before all of them had made one.
 /// - `/html/ANY`: 200 `text/html` with a tiny page.
 /// - anything else: 404.
 ///
@@ -121,6 +124,9 @@ package final class HTTPTestServer: @unchecked Sendable {
         set { core.requiredHeader = newValue }
     }
 
+    /// Lets every request to `/gate/` through, those waiting and those to come.
+    package func openGate() { core.gateOpen = true }
+
     /// Closes the listening socket and every open connection and waits (up to 2 s, normally a few ms) for all
     /// server threads to end. Safe to call more than once.
     package func stop() {
@@ -144,6 +150,7 @@ private final class Core: @unchecked Sendable {
     private var connections = Set<Int32>()
     private var liveThreads = 0
     private var recorded: [Request] = []
+    private var gate = false
     private var authHeader: (String, String) = ("X-Token", "secret")
     private var pace = HTTPTestServer.Pace(fullSpeedBytes: 64 * 1024, bytesPerSecond: 16 * 1024)
 
@@ -230,6 +237,19 @@ private final class Core: @unchecked Sendable {
         set {
             cond.lock()
             pace = newValue
+            cond.unlock()
+        }
+    }
+
+    package var gateOpen: Bool {
+        get {
+            cond.lock()
+            defer { cond.unlock() }
+            return gate
+        }
+        set {
+            cond.lock()
+            gate = newValue
             cond.unlock()
         }
     }
@@ -385,6 +405,13 @@ private final class Core: @unchecked Sendable {
         }
 
         if let rest = after("/media/") {
+            return serveFile(rest, mode: .media, request: request, keepAlive: keepAlive, conn: conn)
+        }
+        if let rest = after("/gate/") {
+            while !gateOpen {
+                if isStopped { return .closeNow }
+                usleep(UInt32(Core.pollMillis) * 1000)
+            }
             return serveFile(rest, mode: .media, request: request, keepAlive: keepAlive, conn: conn)
         }
         if let rest = after("/slow/") {

@@ -208,6 +208,55 @@ final class MezzanineCLITests: XCTestCase {
         XCTAssertEqual(try mezzanine(clip)["built"] as? Bool, true)
     }
 
+    func testAFrameWhoseTimeDoesNotMatchIsRefusedAndTheSourceIsUsed() throws {
+        let path = try XCTUnwrap(try mezzanine(clip)["path"] as? String)
+        // Damage the frames shown from 2500 to 2700 ms in place (their JPEG headers zeroed), then give the file back
+        // its mtime: size, mtime and inode are the manifest's, so only the frame's time can tell. The decoder drops
+        // the damaged frames and hands over the next good one, 2733 ms, for a request of 2500 ms.
+        var before = stat()
+        XCTAssertEqual(stat(path, &before), 0)
+        let packets = try Run.tool(
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,pos",
+                "-of", "csv=p=0", path,
+            ])
+        let damaged = packets.stdout.split(separator: "\n").compactMap { row -> UInt64? in
+            let fields = row.split(separator: ",")
+            guard fields.count == 2, let time = Double(fields[0]), let position = UInt64(fields[1]),
+                time > 2.49, time < 2.71
+            else { return nil }
+            return position
+        }
+        XCTAssertEqual(damaged.count, 7, "frames 75…81: \(packets.stdout.prefix(200))")
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
+        for position in damaged {
+            try handle.seek(toOffset: position)
+            handle.write(Data(count: 16))
+        }
+        try handle.close()
+        var times = [before.st_atim, before.st_mtim]
+        XCTAssertEqual(utimensat(AT_FDCWD, path, &times, 0), 0)
+        var after = stat()
+        XCTAssertEqual(stat(path, &after), 0)
+        XCTAssertEqual(
+            [after.st_size, after.st_mtim.tv_sec, after.st_mtim.tv_nsec, Int(after.st_ino)],
+            [before.st_size, before.st_mtim.tv_sec, before.st_mtim.tv_nsec, Int(before.st_ino)])
+        XCTAssertEqual(try status(clip), "ready", "the damage is invisible to the manifest's checks")
+
+        let json = try preview(clip, time: 2500, "p.png")
+        XCTAssertEqual(json["mezzanine"] as? Bool, false, "a frame at another time is refused")
+        XCTAssertEqual(json["timeMs"] as? Int, 2500)
+        _ = try preview(clip, time: 2500, "direct.png", ["--mezzanine", "off"])
+        XCTAssertGreaterThan(
+            psnr(try DecodedImage.read(out("p.png")), try DecodedImage.read(out("direct.png"))), 60,
+            "the source's frame")
+        // Where the frames are intact it is still used; `ftgst mezzanine` sees the damage by its hash.
+        XCTAssertEqual(try preview(clip, time: 1000, "q.png")["mezzanine"] as? Bool, true)
+        XCTAssertEqual(try mezzanine(clip)["built"] as? Bool, true)
+        XCTAssertEqual(try preview(clip, time: 2500, "r.png")["mezzanine"] as? Bool, true)
+    }
+
     // MARK: - The cap
 
     func testTheCapEvictsTheLeastRecentlyUsed() throws {
@@ -230,6 +279,34 @@ final class MezzanineCLITests: XCTestCase {
         XCTAssertEqual(try status(b), "missing", "least recently used: evicted, video and manifest")
         XCTAssertEqual(try status(c), "ready")
         XCTAssertEqual(try cacheFiles().count, 4)
+    }
+
+    func testEvictionLeavesFilesItDidNotWrite() throws {
+        // The user's files in the folder, older than anything ftgst writes there and together far over the cap:
+        // a video, a file named like a slot but without a manifest, and a manifest-like file that is not one.
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        let foreign = [
+            "holiday.mov", "0123456789abcdef-0123456789abcdef.mov", "0123456789abcdef-fedcba9876543210.json",
+        ]
+        for name in foreign {
+            let url = URL(fileURLWithPath: cache).appendingPathComponent(name)
+            try Data(count: 2 * 1024 * 1024).write(to: url)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -1000)], ofItemAtPath: url.path)
+        }
+        let older = try XCTUnwrap(
+            try mezzanine(try copyOfLongGOP("older.mp4"), ["--cache-max-mb", "100"])["path"] as? String)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -500)],
+            ofItemAtPath: older.replacingOccurrences(of: ".mov", with: ".json"))
+        // ~1.6 MB, alone over a 1 MB cap: the older mezzanine goes, nothing else does.
+        let built = try mezzanine(clip, ["--cache-max-mb", "1"])
+        XCTAssertEqual(built["built"] as? Bool, true)
+        let path = try XCTUnwrap(built["path"] as? String)
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        XCTAssertEqual(
+            try cacheFiles(),
+            (foreign + [name, name.replacingOccurrences(of: ".mov", with: ".json")]).sorted())
     }
 
     // MARK: - Failures

@@ -190,22 +190,115 @@ final class ThumbCLITests: XCTestCase {
     // MARK: - Cache
 
     func testExistingNameIsReturnedWithoutDecodingAndTouched() throws {
-        let temp = try TestEnvironment.temporaryDirectory(self)
-        let clip = temp.appendingPathComponent("clip.mp4")
-        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: clip.path)
-        let first = try success(try thumb(clip.path, ["--time-ms", "2000", "--tolerance-ms", "0"], name: "same"))
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let request = ["--time-ms", "2000", "--tolerance-ms", "0"]
+        let first = try success(try thumb(clip, request, name: "same"))
         let path = try XCTUnwrap(first["path"] as? String)
         let old = Date(timeIntervalSinceNow: -3600)
         try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path)
-        // The source is gone: only a cache hit can answer.
-        try FileManager.default.removeItem(at: clip)
-        let second = try success(try thumb(clip.path, ["--time-ms", "0"], name: "same"))
+        let second = try success(try thumb(clip, request, name: "same"))
         XCTAssertEqual(second["cached"] as? Bool, true)
-        XCTAssertEqual(second["timeMs"] as? Int, 2000, "the time of the frame in the file, not the new request")
+        XCTAssertEqual(second["timeMs"] as? Int, 2000)
         XCTAssertEqual(second["width"] as? Int, 320)
         XCTAssertEqual(second["path"] as? String, path)
         let touched = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
         XCTAssertGreaterThan(touched.timeIntervalSince(old), 3000)
+    }
+
+    func testACacheHitMustMatchEverythingThatWasAsked() throws {
+        let temp = try TestEnvironment.temporaryDirectory(self)
+        let clip = temp.appendingPathComponent("clip.mp4").path
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: clip)
+        let exact = ["--tolerance-ms", "0", "--time-ms"]
+        XCTAssertEqual(try success(try thumb(clip, exact + ["1000"], name: "x"))["cached"] as? Bool, false)
+        XCTAssertEqual(try success(try thumb(clip, exact + ["1000"], name: "x"))["cached"] as? Bool, true)
+
+        // Another time: the old frame must not come back.
+        let later = try success(try thumb(clip, exact + ["2000"], name: "x"))
+        XCTAssertEqual(later["cached"] as? Bool, false)
+        XCTAssertEqual(later["timeMs"] as? Int, 2000)
+        let picture = try DecodedImage.read(cache.appendingPathComponent("x.jpg").path)
+        let frame60 = try DecodedImage.frame(of: clip, index: 60, width: 320, height: 240)
+        let frame30 = try DecodedImage.frame(of: clip, index: 30, width: 320, height: 240)
+        XCTAssertLessThan(picture.meanDifference(frame60) * 2, picture.meanDifference(frame30), "the new frame")
+
+        // Another box, quality, tolerance: each rebuilt.
+        let small = try success(try thumb(clip, exact + ["2000", "--max-width", "160"], name: "x"))
+        XCTAssertEqual(small["cached"] as? Bool, false)
+        XCTAssertEqual(small["width"] as? Int, 160)
+        for options in [exact + ["2000", "--max-width", "160", "--quality", "0.3"], ["--time-ms", "2000"]] {
+            XCTAssertEqual(try success(try thumb(clip, options, name: "x"))["cached"] as? Bool, false, "\(options)")
+        }
+        XCTAssertEqual(try success(try thumb(clip, ["--time-ms", "2000"], name: "x"))["cached"] as? Bool, true)
+
+        // The source changed (same path, new mtime), or another source: rebuilt.
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: 60)], ofItemAtPath: clip)
+        XCTAssertEqual(try success(try thumb(clip, ["--time-ms", "2000"], name: "x"))["cached"] as? Bool, false)
+        let other = try success(try thumb(try TestEnvironment.fixture("photo.jpg"), ["--time-ms", "2000"], name: "x"))
+        XCTAssertEqual(other["cached"] as? Bool, false)
+        XCTAssertEqual(try cacheFiles(), ["x.jpg"])
+
+        // The source is gone: no picture can be said to match it.
+        try FileManager.default.removeItem(atPath: clip)
+        assertFailure(try thumb(clip, ["--time-ms", "2000"], name: "x"), code: "FILE_NOT_FOUND", status: 66)
+    }
+
+    func testACacheNameMayCarryItsExtension() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        XCTAssertEqual(
+            try success(try thumb(clip, [], name: "x.jpg"))["path"] as? String,
+            cache.appendingPathComponent("x.jpg").path)
+        XCTAssertEqual(
+            try success(try thumb(clip, ["--format", "png"], name: "y.png"))["path"] as? String,
+            cache.appendingPathComponent("y.png").path)
+        assertFailure(try thumb(clip, [], name: "z.png"), code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertEqual(try cacheFiles(), ["x.jpg", "y.png"])
+    }
+
+    func testOutputWritesAFileOfItsOwnNotACacheEntry() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let file = folder.appendingPathComponent("mine.png").path
+        for _ in 0..<2 {
+            let json = try success(
+                try Run.ftgst(["thumb", clip, "--time-ms", "1400", "--tolerance-ms", "0", "-o", file]))
+            XCTAssertEqual(json["path"] as? String, file)
+            XCTAssertEqual(json["format"] as? String, "png")
+            XCTAssertEqual(json["cached"] as? Bool, false, "never a cache hit")
+            XCTAssertEqual(json["timeMs"] as? Int, 1400)
+        }
+        let ours = try DecodedImage.read(file)
+        let exact = try DecodedImage.frame(of: clip, index: 42, width: 320, height: 240)
+        XCTAssertLessThan(ours.meanDifference(exact), 4)
+        let bytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: file)))
+        XCTAssertEqual(Array(bytes.prefix(4)), [0x89, 0x50, 0x4E, 0x47])
+        XCTAssertFalse(String(decoding: bytes, as: UTF8.self).contains("ftgst"), "no cache stamp")
+        let jpeg = folder.appendingPathComponent("mine.JPEG").path
+        XCTAssertEqual(try success(try Run.ftgst(["thumb", clip, "--output", jpeg]))["format"] as? String, "jpeg")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted(), ["mine.JPEG", "mine.png"])
+
+        let refused: [([String], String, Int32)] = [
+            (["-o", folder.appendingPathComponent("a.gif").path], "UNSUPPORTED_FORMAT", 67),
+            (["-o", file, "--format", "jpeg"], "INVALID_ARGUMENT", 64),
+            (["-o", file, "--cache-dir", cache.path], "INVALID_ARGUMENT", 64),
+            (["-o", file, "--cache-name", "n"], "INVALID_ARGUMENT", 64),
+            (["-o", file, "--cache-cap-mb", "5"], "INVALID_ARGUMENT", 64),
+            (["-o", folder.appendingPathComponent("missing/a.png").path], "WRITE_FAILED", 73),
+            (["-o", folder.appendingPathComponent("late.png").path, "--time-ms", "9000"], "DECODE_FAILED", 68),
+        ]
+        for (options, code, status) in refused {
+            assertFailure(try Run.ftgst(["thumb", clip] + options), code: code, status: status)
+        }
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted(), ["mine.JPEG", "mine.png"])
+        let photo = folder.appendingPathComponent("photo.jpg").path
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("photo.jpg"), toPath: photo)
+        assertFailure(try Run.ftgst(["thumb", photo, "-o", photo]), code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertEqual(
+            FileManager.default.contents(atPath: photo),
+            FileManager.default.contents(atPath: try TestEnvironment.fixture("photo.jpg")))
     }
 
     func testCorruptCacheEntryIsRebuiltNotServed() throws {
@@ -216,22 +309,107 @@ final class ThumbCLITests: XCTestCase {
         XCTAssertEqual(try DecodedImage.read(target.path).width, 320)
     }
 
-    func testOldestFilesAreEvictedPastTheCapButNeverTheNewOne() throws {
-        let megabyte = Data(count: 1024 * 1024)
-        for (index, name) in ["old-a.bin", "old-b.bin"].enumerated() {
-            let url = cache.appendingPathComponent(name)
-            try megabyte.write(to: url)
-            try FileManager.default.setAttributes(
-                [.modificationDate: Date(timeIntervalSinceNow: -Double(100 - index))],
-                ofItemAtPath: url.path)
-        }
-        let json = try success(
-            try thumb(
-                try TestEnvironment.fixture("clip.mp4"),
-                ["--cache-cap-mb", "1", "--format", "png"], name: "fresh"))
-        // 2 MiB of old files + the new one: both old files must go to get under 1 MiB; the new one stays.
-        XCTAssertEqual(try cacheFiles(), ["fresh.png"])
+    /// A thumbnail of the noise fixture at full size (1200×900 PNG, over 1 MiB): one is alone over the smallest cap.
+    private func bigThumb(_ name: String?, cap: String = "1") throws -> ProcessResult {
+        try thumb(
+            try TestEnvironment.fixture("noise.png"),
+            ["--cache-cap-mb", cap, "--format", "png", "--max-width", "1200", "--max-height", "1200"], name: name)
+    }
+
+    private func age(_ name: String, by seconds: TimeInterval) throws {
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -seconds)],
+            ofItemAtPath: cache.appendingPathComponent(name).path)
+    }
+
+    func testEvictionDeletesOnlyThumbnailsFtgstWroteOldestFirstNeverTheNewOne() throws {
+        // Two of ftgst's own thumbnails (stamped), made earlier with a large cap, then aged.
+        _ = try success(try bigThumb("older", cap: "100"))
+        _ = try success(try bigThumb("old", cap: "100"))
+        try age("older.png", by: 200)
+        try age("old.png", by: 100)
+        // Files of the user's, older still and large: never ftgst's to delete.
+        let holiday = cache.appendingPathComponent("important-holiday.jpg")
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("photo.jpg"), toPath: holiday.path)
+        try Data(count: 2 * 1024 * 1024).write(to: cache.appendingPathComponent("notes.bin"))
+        try Data(count: 2 * 1024 * 1024).write(to: cache.appendingPathComponent("video.png"))
+        for name in ["important-holiday.jpg", "notes.bin", "video.png"] { try age(name, by: 1000) }
+
+        let json = try success(try bigThumb("fresh"))
+        // The new file alone is over 1 MiB: both older thumbnails go, the new one stays, the user's files stay.
+        XCTAssertEqual(try cacheFiles(), ["fresh.png", "important-holiday.jpg", "notes.bin", "video.png"])
         XCTAssertTrue(FileManager.default.fileExists(atPath: try XCTUnwrap(json["path"] as? String)))
+        XCTAssertEqual(
+            FileManager.default.contents(atPath: holiday.path),
+            FileManager.default.contents(atPath: try TestEnvironment.fixture("photo.jpg")))
+    }
+
+    func testAnEmptyFolderIsAnInvalidArgumentAndTheCurrentFolderIsLeftAlone() throws {
+        // Run from a folder of the user's: an empty --cache-dir used to mean it, and eviction then emptied it.
+        let cwd = try TestEnvironment.temporaryDirectory(self)
+        try Data(count: 2 * 1024 * 1024).write(to: cwd.appendingPathComponent("important-holiday.jpg"))
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let runs: [[String]] = [
+            ["thumb", clip, "--cache-dir", "", "--cache-cap-mb", "1"],
+            ["mezzanine", clip, "--cache-dir", "", "--cache-max-mb", "1"],
+            ["preview", clip, "--mezzanine-dir", "", "-o", cache.appendingPathComponent("p.png").path],
+        ]
+        for words in runs {
+            let result = try Run.process(
+                URL(fileURLWithPath: "/bin/bash"),
+                ["-c", "cd \"$0\" && exec \"$@\"", cwd.path, TestEnvironment.binary.path] + words)
+            assertFailure(result, code: "INVALID_ARGUMENT", status: 64)
+            XCTAssertEqual(
+                try FileManager.default.contentsOfDirectory(atPath: cwd.path), ["important-holiday.jpg"],
+                "\(words.first ?? "")")
+        }
+        XCTAssertEqual(try cacheFiles(), [])
+    }
+
+    func testConcurrentRunsIntoASmallCacheReturnPathsThatStillExist() throws {
+        // Every thumbnail is alone over the 1 MiB cap, so each run's eviction would take every sibling's file.
+        // The server holds every request until all runs have made one: each run has started before any wrote, so
+        // none may evict another's (younger than itself), and every returned path must exist once all returned.
+        let server = try HTTPTestServer(root: TestEnvironment.fixtures)
+        defer { server.stop() }
+        let runs = 20
+        let group = DispatchGroup()
+        let collected = Mutex<[ProcessResult]>([])
+        for run in 0..<runs {
+            // A query of its own per run, so the server can tell that every run has made its first request.
+            let arguments = [
+                "thumb", server.url("/gate/noise.png?run=\(run)"), "--cache-dir", cache.path, "--cache-cap-mb", "1",
+                "--format", "png", "--max-width", "1200", "--max-height", "1200", "--timeout-ms", "120000",
+            ]
+            group.enter()
+            DispatchQueue.global().async {
+                let result = try? Run.ftgst(arguments, timeout: 180)
+                if let result { collected.withLock { $0.append(result) } }
+                group.leave()
+            }
+        }
+        let deadline = Date().addingTimeInterval(120)
+        func waiting() -> Int { Set(server.requests.map(\.path)).count }
+        while waiting() < runs, Date() < deadline { usleep(20_000) }
+        XCTAssertEqual(waiting(), runs, "every run reached the server before any went on")
+        server.openGate()
+        XCTAssertEqual(group.wait(timeout: .now() + 200), .success)
+        let results = collected.withLock { $0 }
+        XCTAssertEqual(results.count, runs)
+        var paths: Set<String> = []
+        for result in results {
+            guard result.status == 0, let path = (try? result.json())?["path"] as? String else {
+                XCTFail("failed: \(result.stderr)")
+                continue
+            }
+            paths.insert(path)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: path), "returned but evicted: \(path)")
+        }
+        XCTAssertEqual(paths.count, runs)
+        // A later run, started after them all, evicts them down to its own file.
+        let later = try success(try bigThumb("later"))
+        XCTAssertEqual(try cacheFiles(), ["later.png"])
+        XCTAssertEqual(later["cached"] as? Bool, false)
     }
 
     func testConcurrentWritersOfTheSameNameLeaveOneCompleteFile() throws {

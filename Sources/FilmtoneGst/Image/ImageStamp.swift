@@ -1,25 +1,34 @@
 import Foundation
 import ImageCodecs
 
-/// What a cached thumbnail says about itself: its format and size (from the image header) and the stream time of
-/// the frame it shows (from a stamp ftgst writes into it: a JPEG COM segment or a PNG tEXt chunk, both ignored by
-/// viewers). A cache hit is answered from this without decoding; a file without a readable stamp is not trusted.
+/// What a cached thumbnail says about itself: its format and size (from the image header), the stream time of the
+/// frame it shows and the key of the request it answers (from a stamp ftgst writes into it: a JPEG COM segment or a
+/// PNG tEXt chunk, both ignored by viewers). A cache hit is answered from this without decoding, and only when the
+/// key is the new request's; a file without a readable stamp is not trusted.
 public struct ImageStamp: Equatable, Sendable {
     public var format: ImageFormat
     public var width: Int
     public var height: Int
     public var timeMilliseconds: Int64
+    /// Hex SHA-256 of what was asked (`ThumbnailRequest.cacheKey`: the source's identity, time, tolerance, box,
+    /// format, quality); nil in a stamp without one (written before it existed), which never answers a request.
+    public var request: String?
 
     static let keyword = "ftgst"
 
-    /// The stamp's text: `timeMs=1234`.
-    static func text(timeMilliseconds: Int64) -> String { "timeMs=\(timeMilliseconds)" }
+    /// The stamp's text: `timeMs=1234 request=<hex>` (`timeMs=1234` without a request key).
+    static func text(timeMilliseconds: Int64, request: String?) -> String {
+        "timeMs=\(timeMilliseconds)" + (request.map { " request=\($0)" } ?? "")
+    }
 
     // MARK: - Writing
 
     /// Returns `encoded` with the stamp inserted: after SOI for JPEG, after IHDR for PNG.
-    public static func insert(timeMilliseconds: Int64, into encoded: [UInt8], format: ImageFormat) -> [UInt8] {
-        let payload = Array((keyword + ":" + text(timeMilliseconds: timeMilliseconds)).utf8)
+    public static func insert(
+        timeMilliseconds: Int64, request: String? = nil, into encoded: [UInt8], format: ImageFormat
+    ) -> [UInt8] {
+        let text = text(timeMilliseconds: timeMilliseconds, request: request)
+        let payload = Array((keyword + ":" + text).utf8)
         switch format {
         case .jpeg:
             guard encoded.count >= 2, encoded[0] == 0xFF, encoded[1] == 0xD8 else { return encoded }
@@ -29,7 +38,7 @@ public struct ImageStamp: Equatable, Sendable {
         case .png:
             let afterHeader = 8 + 8 + 13 + 4  // signature, then the IHDR chunk (length, type, 13 bytes, CRC)
             guard encoded.count > afterHeader, isPNG(encoded) else { return encoded }
-            let data = Array(keyword.utf8) + [0] + Array(text(timeMilliseconds: timeMilliseconds).utf8)
+            let data = Array(keyword.utf8) + [0] + Array(text.utf8)
             let typeAndData = Array("tEXt".utf8) + data
             let chunk = bigEndian32(UInt32(data.count)) + typeAndData + bigEndian32(CRC32.checksum(typeAndData))
             return Array(encoded[0..<afterHeader]) + chunk + Array(encoded[afterHeader...])
@@ -37,6 +46,28 @@ public struct ImageStamp: Equatable, Sendable {
     }
 
     // MARK: - Reading
+
+    /// Whether the file at `url` begins as ftgst writes a stamped image: for JPEG the stamp's COM segment right
+    /// after SOI, for PNG its `tEXt` chunk right after IHDR. Reads only the first bytes, so a cache can tell its
+    /// own files from a user's (`important-holiday.jpg`) without reading whole files; only those are evicted.
+    static func isStamped(file url: URL) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return false }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 64) else { return false }
+        return isStamped(head: [UInt8](head))
+    }
+
+    /// `isStamped(file:)` on the first bytes of a file. Pure.
+    static func isStamped(head bytes: [UInt8]) -> Bool {
+        let mark = Array((keyword + ":").utf8)
+        if bytes.count >= 6 + mark.count, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF, bytes[3] == 0xFE {
+            return bytes[6..<(6 + mark.count)].elementsEqual(mark)
+        }
+        let afterHeader = 8 + 8 + 13 + 4
+        let text = Array("tEXt".utf8) + Array(keyword.utf8) + [0]
+        guard isPNG(bytes), bytes.count >= afterHeader + 4 + text.count else { return false }
+        return bytes[(afterHeader + 4)..<(afterHeader + 4 + text.count)].elementsEqual(text)
+    }
 
     /// Reads format, size and stamp from a file ftgst wrote. nil when the bytes are not a complete JPEG/PNG with
     /// a stamp (a truncated or foreign file is then rebuilt rather than served).
@@ -53,7 +84,7 @@ public struct ImageStamp: Equatable, Sendable {
     private static func readPNG(_ bytes: [UInt8]) -> ImageStamp? {
         var offset = 8
         var size: (Int, Int)? = nil
-        var time: Int64? = nil
+        var time: (Int64, String?)? = nil
         var sawEnd = false
         while offset + 12 <= bytes.count {
             let length = Int(readBigEndian32(bytes, offset))
@@ -77,12 +108,12 @@ public struct ImageStamp: Equatable, Sendable {
             offset = dataStart + length + 4
         }
         guard sawEnd, let size, let time, size.0 > 0, size.1 > 0 else { return nil }
-        return ImageStamp(format: .png, width: size.0, height: size.1, timeMilliseconds: time)
+        return ImageStamp(format: .png, width: size.0, height: size.1, timeMilliseconds: time.0, request: time.1)
     }
 
     private static func readJPEG(_ bytes: [UInt8]) -> ImageStamp? {
         var offset = 2
-        var time: Int64? = nil
+        var time: (Int64, String?)? = nil
         var size: (Int, Int)? = nil
         // Walk the marker segments up to the start of scan; SOFn carries the size.
         while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
@@ -110,12 +141,18 @@ public struct ImageStamp: Equatable, Sendable {
         // A complete file ends with EOI; a truncated one is not served from the cache.
         guard bytes.count >= 2, bytes[bytes.count - 2] == 0xFF, bytes[bytes.count - 1] == 0xD9 else { return nil }
         guard let size, let time, size.0 > 0, size.1 > 0 else { return nil }
-        return ImageStamp(format: .jpeg, width: size.0, height: size.1, timeMilliseconds: time)
+        return ImageStamp(format: .jpeg, width: size.0, height: size.1, timeMilliseconds: time.0, request: time.1)
     }
 
-    private static func parse(_ text: String) -> Int64? {
-        guard text.hasPrefix("timeMs=") else { return nil }
-        return Int64(text.dropFirst("timeMs=".count))
+    /// `timeMs=N`, then optional ` request=HEX`; anything else is no stamp.
+    private static func parse(_ text: String) -> (Int64, String?)? {
+        let fields = text.split(separator: " ", omittingEmptySubsequences: false)
+        guard let first = fields.first, first.hasPrefix("timeMs="), let time = Int64(first.dropFirst("timeMs=".count)),
+            fields.count <= 2
+        else { return nil }
+        guard fields.count == 2 else { return (time, nil) }
+        guard fields[1].hasPrefix("request=") else { return nil }
+        return (time, String(fields[1].dropFirst("request=".count)))
     }
 
     private static func bigEndian32(_ value: UInt32) -> [UInt8] {

@@ -110,6 +110,13 @@ enum MezzanineRecipe {
         String(SHA256.hex(of: Array(location.utf8)).prefix(16)) + "-"
     }
 
+    /// Whether `name` has the form `slot(location:settings:)` gives: 16 hex digits, `-`, 16 hex digits.
+    static func isSlotName(_ name: String) -> Bool {
+        let parts = name.split(separator: "-", omittingEmptySubsequences: false)
+        return parts.count == 2
+            && parts.allSatisfy { $0.count == 16 && $0.allSatisfy { "0123456789abcdef".contains($0) } }
+    }
+
     static func videoName(slot: String) -> String { slot + ".mov" }
     static func manifestName(slot: String) -> String { slot + ".json" }
 
@@ -175,7 +182,7 @@ enum MezzanineRecipe {
     /// Eviction of whole slots (video + manifest together), least recently used first. A slot's last use is its
     /// manifest's modification time — the manifest, not the video, is touched on use, because the video's mtime is
     /// one of the facts that prove it intact. Reuses `CacheDirectory.evictionPlan` on slots.
-    static func evictionPlan(files: [CacheEntry], capBytes: Int64, keep: String) -> [String] {
+    static func evictionPlan(files: [CacheEntry], capBytes: Int64, keep: String, startedAt: Date? = nil) -> [String] {
         var slots: [String: CacheEntry] = [:]
         for file in files {
             guard let slot = slot(ofFileNamed: file.name) else { continue }
@@ -186,6 +193,6 @@ enum MezzanineRecipe {
         }
         return CacheDirectory.evictionPlan(
             entries: slots.values.sorted { $0.name < $1.name }, capBytes: capBytes,
-            keep: keep)
+            keep: keep, startedAt: startedAt)
     }
 }

@@ -71,18 +71,34 @@ struct MezzanineStore {
         CacheDirectory.touch(url(MezzanineRecipe.manifestName(slot: slot)))
     }
 
-    /// Removes a slot's files (video first: a manifest without its video is stale, never used).
-    func remove(slot: String) {
-        unlink(url(MezzanineRecipe.videoName(slot: slot)).path)
-        unlink(url(MezzanineRecipe.manifestName(slot: slot)).path)
+    /// Whether a file in the folder is provably this cache's: a slot's manifest that decodes as one, or the video
+    /// that manifest describes (its name and inode). Nothing else is ever counted or deleted by eviction: a user's
+    /// `holiday.mov` in the folder is left alone.
+    func owns(_ name: String) -> Bool {
+        guard let slot = MezzanineRecipe.slot(ofFileNamed: name), MezzanineRecipe.isSlotName(slot),
+            let manifest = manifest(slot: slot)
+        else { return false }
+        if name == MezzanineRecipe.manifestName(slot: slot) { return true }
+        return name == MezzanineRecipe.videoName(slot: slot) && manifest.file.name == name
+            && MezzanineStore.fileFacts(url(name).path)?.inode == manifest.file.inode
     }
 
-    /// Evicts least recently used slots until the folder holds at most `capBytes`, never `keep`.
-    func evict(capBytes: Int64, keep: String) {
-        for slot in MezzanineRecipe.evictionPlan(
-            files: CacheDirectory.entries(in: directory), capBytes: capBytes,
-            keep: keep)
-        {
+    /// Removes a slot's files that are provably its own (video first: a manifest without its video is stale,
+    /// never used).
+    func remove(slot: String) {
+        let video = MezzanineRecipe.videoName(slot: slot)
+        let manifest = MezzanineRecipe.manifestName(slot: slot)
+        let (ownsVideo, ownsManifest) = (owns(video), owns(manifest))
+        if ownsVideo { unlink(url(video).path) }
+        if ownsManifest { unlink(url(manifest).path) }
+    }
+
+    /// Evicts least recently used slots until this cache's files in the folder add up to at most `capBytes`, never
+    /// `keep` and never a slot used at or after `startedAt` (another run's). Call it holding the folder's lock
+    /// (`CacheDirectory.withLock`).
+    func evict(capBytes: Int64, keep: String, startedAt: Date?) {
+        let files = CacheDirectory.entries(in: directory) { owns($0.lastPathComponent) }
+        for slot in MezzanineRecipe.evictionPlan(files: files, capBytes: capBytes, keep: keep, startedAt: startedAt) {
             remove(slot: slot)
         }
     }

@@ -79,6 +79,7 @@ struct MezzanineRequest {
         guard (1...FrameOptions.maxMilliseconds).contains(options.timeoutMilliseconds) else {
             throw invalid("--timeout-ms must be 1…\(FrameOptions.maxMilliseconds)")
         }
+        try CacheDirectory.validate(options.cacheDirectory, option: "--cache-dir")
         source = try MediaSource.parse(options.source)
         headers = try options.headers.map(HTTPHeader.parse)
         settings = MezzanineSettings(maxWidth: options.maxWidth, maxHeight: options.maxHeight)
@@ -134,15 +135,23 @@ public enum Mezzanines {
         let video = store.url(MezzanineRecipe.videoName(slot: slot))
 
         if case (.ready, let manifest?) = store.verdict(slot: slot, key: key),
-            (try? SHA256.hash(file: video.path, isCancelled: isCancelled)) == manifest.file.sha256
+            (try? SHA256.hash(file: video.path, isCancelled: isCancelled)) == manifest.file.sha256,
+            // Checked again and touched under the lock: no eviction can remove it between the check and the touch.
+            try CacheDirectory.withLock(
+                in: store.directory, isCancelled: isCancelled,
+                {
+                    guard case (.ready, manifest?) = store.verdict(slot: slot, key: key) else { return false }
+                    store.touch(slot: slot)
+                    return true
+                })
         {
-            store.touch(slot: slot)
             return result(manifest, path: video, built: false, since: started)
         }
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
 
         try CacheDirectory.prepare(store.directory)
         let staged = try StagedFile(beside: video)
+        let runStart = CacheDirectory.runStart(createdFile: staged.path)
         do {
             let built = try MezzanineBuilder(
                 source: request.source, headers: request.headers, settings: request.settings, temporary: staged.url,
@@ -151,31 +160,37 @@ public enum Mezzanines {
             if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
             try staged.sync()  // filesink does not sync; the hash reads what is on disk
             let sha = try SHA256.hash(file: staged.path, isCancelled: isCancelled)
-            try staged.commit(replacing: true)
-            guard let facts = MezzanineStore.fileFacts(video.path) else {
-                throw FilmtoneError(.writeFailed, "the mezzanine vanished after it was written: \(video.path)")
+            // Placed, described and evicted under the folder's lock, sparing slots used since this run started.
+            let manifest = try CacheDirectory.withLock(in: store.directory, isCancelled: isCancelled) {
+                () throws -> MezzanineManifest in
+                try staged.commit(replacing: true)
+                guard let facts = MezzanineStore.fileFacts(video.path) else {
+                    throw FilmtoneError(.writeFailed, "the mezzanine vanished after it was written: \(video.path)")
+                }
+                let elapsed = milliseconds(since: started)
+                let manifest = MezzanineManifest(
+                    formatVersion: MezzanineSettings.formatVersion, key: key, source: identity,
+                    settings: request.settings,
+                    width: built.width, height: built.height, sourceDisplayWidth: built.sourceDisplayWidth,
+                    sourceDisplayHeight: built.sourceDisplayHeight, frames: built.frames,
+                    durationMilliseconds: built.duration.milliseconds,
+                    file: MezzanineFileFacts(
+                        name: video.lastPathComponent, size: facts.size,
+                        modifiedNanoseconds: facts.modifiedNanoseconds, inode: facts.inode, sha256: sha),
+                    buildMilliseconds: elapsed)
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                do {
+                    try StagedFile.write(
+                        [UInt8](try encoder.encode(manifest)),
+                        to: store.url(MezzanineRecipe.manifestName(slot: slot)))
+                } catch {
+                    unlink(video.path)  // a video without its manifest is never used; do not leave it taking space
+                    throw error
+                }
+                store.evict(capBytes: request.capBytes, keep: slot, startedAt: runStart)
+                return manifest
             }
-            let elapsed = milliseconds(since: started)
-            let manifest = MezzanineManifest(
-                formatVersion: MezzanineSettings.formatVersion, key: key, source: identity, settings: request.settings,
-                width: built.width, height: built.height, sourceDisplayWidth: built.sourceDisplayWidth,
-                sourceDisplayHeight: built.sourceDisplayHeight, frames: built.frames,
-                durationMilliseconds: built.duration.milliseconds,
-                file: MezzanineFileFacts(
-                    name: video.lastPathComponent, size: facts.size,
-                    modifiedNanoseconds: facts.modifiedNanoseconds, inode: facts.inode, sha256: sha),
-                buildMilliseconds: elapsed)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            do {
-                try StagedFile.write(
-                    [UInt8](try encoder.encode(manifest)),
-                    to: store.url(MezzanineRecipe.manifestName(slot: slot)))
-            } catch {
-                unlink(video.path)  // a video without its manifest is never used; do not leave it taking space
-                throw error
-            }
-            store.evict(capBytes: request.capBytes, keep: slot)
             return result(manifest, path: video, built: true, since: started)
         } catch {
             staged.discard()

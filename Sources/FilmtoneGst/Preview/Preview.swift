@@ -1,6 +1,7 @@
 import FilmtoneCore
 import FilmtoneLooks
 import Foundation
+import GstKit
 import ImageCodecs
 
 /// What `Previews.render` is asked for: one upright frame of `source` with the current look, written to `output`.
@@ -103,6 +104,7 @@ struct PreviewRequest {
         guard ["auto", "off"].contains(options.mezzanine) else {
             throw FilmtoneError(.invalidArgument, "--mezzanine must be auto or off")
         }
+        try CacheDirectory.validate(options.mezzanineDirectory, option: "--mezzanine-dir")
         output = render.output
         format = common.format
         quality = common.quality
@@ -149,6 +151,12 @@ public enum Previews {
             usedMezzanine: usedMezzanine)
     }
 
+    /// A mezzanine frame's duration, from its manifest (the mean over the file); nil when it cannot be known.
+    static func frameDuration(_ manifest: MezzanineManifest) -> ClockTime? {
+        guard manifest.frames > 0, manifest.durationMilliseconds > 0 else { return nil }
+        return ClockTime(nanoseconds: UInt64(manifest.durationMilliseconds) * 1_000_000 / UInt64(manifest.frames))
+    }
+
     /// The frame read from a ready mezzanine of the source (`MezzanineRecipe.choose`), at the size the source
     /// would have given; nil when there is none, or when reading it fails for any reason but cancellation — the
     /// source is then decoded as if there were none (a mezzanine is a cache, never the only copy).
@@ -166,6 +174,14 @@ public enum Previews {
         frameRequest.outputSize = chosen.size
         do {
             let frame = try FrameGrabber(request: frameRequest, isCancelled: isCancelled).grab()
+            // The manifest's checks (size, mtime, inode) cannot see bytes changed in place: a damaged frame is
+            // dropped by the decoder and the next one comes out instead. A frame that does not answer the request
+            // (not on screen at the time, nor within the tolerance) is refused, and the source is decoded.
+            guard
+                FrameRecipe.accepts(
+                    frame: frame.time, duration: frameDuration(chosen.manifest), target: request.frame.time,
+                    tolerance: request.frame.tolerance)
+            else { return nil }
             store.touch(slot: chosen.slot)
             return frame
         } catch let error as FilmtoneError where error.code != .cancelled {
