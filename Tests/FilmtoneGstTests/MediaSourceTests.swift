@@ -9,6 +9,7 @@ final class MediaSourceTests: XCTestCase {
         XCTAssertEqual(try MediaSource.parse("clips/x.mp4", relativeTo: "/work"), .local(path: "/work/clips/x.mp4"))
         XCTAssertEqual(try MediaSource.parse("file:///tmp/a%20b.mp4"), .local(path: "/tmp/a b.mp4"))
         XCTAssertEqual(try MediaSource.parse("file://localhost/tmp/x.mp4"), .local(path: "/tmp/x.mp4"))
+        XCTAssertEqual(try MediaSource.parse("/tmp/it's \"q\" ! a=b.mp4"), .local(path: "/tmp/it's \"q\" ! a=b.mp4"))
         XCTAssertEqual(MediaSource.local(path: "/tmp/a b.mp4").uri, "file:///tmp/a%20b.mp4")
     }
 
@@ -23,6 +24,8 @@ final class MediaSourceTests: XCTestCase {
         for text in [
             "", "http://", "https:///nohost", "ftp://example.com/a.mp4", "rtsp://cam/1", "file://host/x",
             "data:video/mp4;base64,AA", "/tmp/a\nb.mp4", "http://exa mple.com/x",
+            // Control characters, typed or percent-encoded in a file URI: refused, the same in every command.
+            "/tmp/a\tb.mp4", "/tmp/a\u{1B}b.mp4", "/tmp/a\u{7F}b.mp4", "file:///tmp/a%0Ab.mp4", "file:///tmp/a%09b.mp4",
         ] {
             XCTAssertThrowsError(try MediaSource.parse(text), text) { error in
                 XCTAssertEqual((error as? FilmtoneError)?.code, .invalidURL, text)

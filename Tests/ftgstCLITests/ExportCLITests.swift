@@ -190,6 +190,96 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(try stream(byHand, "a:0")["codec_name"], "aac")
     }
 
+    /// The issue's injection: a folder whose name reads as pipeline text once split at its tabs
+    /// (`small.mp4 ! filesink location=victim.txt filesrc location=..`) overwrote victim.txt and exited 0. A
+    /// control character in a path is refused before anything runs, and no path is ever parsed as pipeline text.
+    func testAPathCannotInjectPipelineElements() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        try FileManager.default.copyItem(atPath: clip, toPath: work.appendingPathComponent("small.mp4").path)
+        let victim = work.appendingPathComponent("victim.txt")
+        try Data("victim".utf8).write(to: victim)
+        let folder = work.appendingPathComponent("small.mp4\t!\tfilesink\tlocation=victim.txt\tfilesrc\tlocation=..")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: clip, toPath: folder.appendingPathComponent("clip.mp4").path)
+        let output = work.appendingPathComponent("out.mp4").path
+        for extra in [[], ["--dry-run"]] {
+            // From inside `work`, so that the relative `victim.txt` of the injection would land on the victim.
+            let result = try Run.process(
+                URL(fileURLWithPath: "/bin/bash"),
+                [
+                    "-c", "cd \"$1\" && exec \"$0\" export \"$2\" -o \"$3\" --workspace \"$4\" \"${@:5}\"",
+                    TestEnvironment.binary.path, work.path, folder.appendingPathComponent("clip.mp4").path, output,
+                    workspace.path,
+                ] + extra, timeout: 120)
+            assertFailure(result, code: "INVALID_URL", status: 65)
+            XCTAssertTrue(result.stderr.contains("control character (U+0009)"), result.stderr)
+            XCTAssertEqual(try String(contentsOf: victim, encoding: .utf8), "victim", "the victim is untouched")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+        }
+    }
+
+    /// Tabs and newlines, typed or as `%0A`/`%09` in a file URI, in the source, OUT or a LUT path: a clear refusal
+    /// before anything runs, in every command that takes the path.
+    func testControlCharactersInAnyPathAreRefusedInEveryCommand() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let out = work.appendingPathComponent("o.mp4").path
+        let jpg = work.appendingPathComponent("o.jpg").path
+        for source in ["\(work.path)/a\tb.mp4", "\(work.path)/a\nb.mp4", "file://\(work.path)/a%0Ab.mp4"] {
+            for arguments in [
+                ["export", source, "-o", out, "--workspace", workspace.path],
+                ["thumb", source, "--cache-dir", work.appendingPathComponent("cache").path],
+                ["preview", source, "-o", jpg], ["probe", source],
+                ["mezzanine", source, "--cache-dir", work.appendingPathComponent("mezz").path],
+            ] {
+                let result = try Run.ftgst(arguments)
+                assertFailure(result, code: "INVALID_URL", status: 65)
+                XCTAssertTrue(result.stderr.contains("control character"), "\(arguments): \(result.stderr)")
+            }
+        }
+        for bad in ["\(work.path)/o\t.mp4", "\(work.path)/o\n.mp4"] {
+            assertFailure(try export(clip, bad), code: "INVALID_ARGUMENT", status: 64)
+            assertFailure(try export(clip, out, ["--creative-lut", bad]), code: "INVALID_ARGUMENT", status: 64)
+            assertFailure(try Run.ftgst(["preview", clip, "-o", bad + ".jpg"]), code: "INVALID_ARGUMENT", status: 64)
+            assertFailure(
+                try Run.ftgst(["preview", clip, "-o", jpg, "--input-lut", bad]), code: "INVALID_ARGUMENT", status: 64)
+        }
+        XCTAssertEqual(names(in: work).filter { $0 != "workspace" }, [], "nothing written for any of them")
+    }
+
+    /// Spaces, quotes, `!` and `=` in the source, OUT and the LUT's path simply work, in the export and in the
+    /// printed command, which reproduces it.
+    func testPathsWithQuotesBangsAndEqualsSignsExportAndDryRunTheSame() throws {
+        let folder = work.appendingPathComponent("it's \"a\" ! b=c \\ d")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let source = folder.appendingPathComponent("in \"x\" ! filesink location=v.mp4").path
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: source)
+        let look = folder.appendingPathComponent("look ! 'q' = \"r\".cube").path
+        try FileManager.default.copyItem(atPath: lut, toPath: look)
+        let exported = folder.appendingPathComponent("out ! \"e\" = 1.mp4").path
+        let byHand = folder.appendingPathComponent("by hand ! 'h' = 2.mp4").path
+        let options = ["--creative-lut", look, "--max-width", "160"]
+
+        let result = try export(source, exported, options)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try stream(exported, "v:0")["nb_frames"], "90")
+        let dry = try export(source, byHand, options + ["--dry-run"])
+        XCTAssertEqual(dry.status, 0, dry.stderr)
+        let ran = try Run.process(URL(fileURLWithPath: "/bin/bash"), ["-c", dry.stdout], timeout: 120)
+        XCTAssertEqual(ran.status, 0, ran.stderr)
+        XCTAssertEqual(try videoMD5(byHand), try videoMD5(exported), "same decoded frames by hand and by ftgst")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("v.mp4").path))
+
+        // The one value gst-launch-1.0 cannot be given back: one ending in `"` or `\`. The export runs; the dry
+        // run says why it cannot print it.
+        let endsInQuote = folder.appendingPathComponent("q\"").path
+        try FileManager.default.copyItem(atPath: source, toPath: endsInQuote)
+        let refused = try export(endsInQuote, folder.appendingPathComponent("d.mp4").path, ["--dry-run"])
+        assertFailure(refused, code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertTrue(refused.stderr.contains("cannot be given it as a property value"), refused.stderr)
+        let ok = try export(endsInQuote, folder.appendingPathComponent("d.mp4").path, ["--max-width", "160"])
+        XCTAssertEqual(ok.status, 0, ok.stderr)
+    }
+
     func testTrimKeepsTheFramesOnScreenInTheRangeInSyncAndTheDryRunCutsTheSame() throws {
         let source = try TestEnvironment.fixture("clip.mp4")  // 30 fps, every frame different
         let output = work.appendingPathComponent("cut.mp4").path

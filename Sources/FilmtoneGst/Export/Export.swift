@@ -115,8 +115,14 @@ public func exportCommandLine(
             for: request, source: report,
             among: try ExportPresets.all(environment: environment))
         let plan = try ExportPlan.make(request, source: report, preset: preset)
+        if let setting = ExportPlan.inexpressible(plan.settings), case .text(let value) = setting.value {
+            throw FilmtoneError(
+                .invalidArgument,
+                "\(value.debugDescription) ends in \\ or \": gst-launch-1.0 cannot be given it as a property value, "
+                    + "so --dry-run cannot print this export (ftgst export without --dry-run runs it)")
+        }
         let plugins = ExportPlan.needsPlugin(plan.words) ? ExportRun.pluginDirectory(environment) : nil
-        return ExportPlan.shellCommand(words: plan.words, pluginDirectory: plugins)
+        return ExportPlan.shellCommand(words: plan.commandWords(plan.settings), pluginDirectory: plugins)
     }
 }
 
@@ -206,7 +212,7 @@ struct ExportRun {
             // Rendering
             let staging = try ExportRun.stagingFile(for: request)
             let frames = try render(
-                plan.words(writingTo: staging.path), totalFrames: plan.totalFrames,
+                plan.words, settings: plan.settings(writingTo: staging.path), totalFrames: plan.totalFrames,
                 sourceDuration: source.durationMilliseconds, startingAt: renderingStart,
                 cancelReason: cancelReason, report: report, record: record)
             record.frames = frames
@@ -272,16 +278,17 @@ struct ExportRun {
         if let reason { throw FilmtoneError(.cancelled, reason.rawValue) }
     }
 
-    /// Plays the pipeline `words` describe to its end, reporting progress every ~150 ms. Returns the frames
-    /// rendered.
+    /// Plays the pipeline `words` describe, with `settings` set on it, to its end, reporting progress every
+    /// ~150 ms. Returns the frames rendered.
     private func render(
-        _ words: [String], totalFrames: Int64?, sourceDuration: Int64?, startingAt: Double,
-        cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void,
+        _ words: [String], settings: [ExportPlan.Setting], totalFrames: Int64?, sourceDuration: Int64?,
+        startingAt: Double, cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void,
         record: ExportRecorder
     ) throws -> Int64 {
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let pipeline = try Pipeline(words: words)
         defer { pipeline.stop() }
+        try ExportRun.apply(settings, to: pipeline)
         let counter = FrameCounter()
         guard let pad = try pipeline.element(named: "size").staticPad("src") else {
             throw FilmtoneError(.internalError, "the size filter has no src pad")
@@ -396,6 +403,19 @@ struct ExportRun {
                 stage: .mezzanine, progress: ExportRun.mezzanineEnd, currentFrame: Int64(result.frames),
                 totalFrames: total, framesPerSecond: 0))
         return result
+    }
+
+    /// Sets the user's values on the parsed pipeline's named elements, each as a typed property (a string, or
+    /// the headers as a `GstStructure` built field by field): no user text is ever parsed as pipeline text.
+    static func apply(_ settings: [ExportPlan.Setting], to pipeline: Pipeline) throws {
+        for setting in settings {
+            let value: PropertyValue
+            switch setting.value {
+            case .text(let text): value = .string(text)
+            case .headers(let headers): value = .structure(name: "headers", fields: headers.map { ($0.name, $0.value) })
+            }
+            try pipeline.element(named: setting.element).setProperty(setting.property, value)
+        }
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -79,7 +79,8 @@ final class ExportRecorder {
                     ]))
             }
         }
-        let words = plan.words.map(ExportRecorder.redactWord)
+        // Secrets in HTTP headers do not belong in a file left beside a video.
+        let words = plan.commandWords(plan.settings, redactingHeaders: true)
         return .object([
             ("ftgst", .string(FilmtoneVersion.string)), ("gstreamer", .string(GstRuntime.version)),
             ("request", request.options.json),
@@ -101,12 +102,6 @@ final class ExportRecorder {
             ("source", source?.json ?? .null),
             ("output", output?.json ?? .null),
         ])
-    }
-
-    /// Secrets in HTTP headers do not belong in a file left beside a video.
-    static func redactWord(_ word: String) -> String {
-        guard word.hasPrefix("extra-headers=") else { return word }
-        return "extra-headers=headers,redacted=(string)true"
     }
 
     func benchmark(outcome: Outcome) -> JSONValue {
