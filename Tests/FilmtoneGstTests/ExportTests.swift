@@ -441,6 +441,23 @@ final class ExportAPITests: XCTestCase {
         }
     }
 
+    /// A header value with spaces is set as a structure field, never parsed: it reaches the server whole.
+    func testHeaderValueWithSpacesReachesTheServer() async throws {
+        let work = try TestEnvironment.temporaryDirectory(self)
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        server.requiredHeader = ("Authorization", "Bearer x \"y\"")
+        var options = options(work, source: server.url("/auth/clip.mp4"), output: "h.mp4")
+        options.headers = ["Authorization: Bearer x \"y\""]
+        let result = try await runExport(options)
+        XCTAssertEqual(result.frames, 90)
+        XCTAssertTrue(server.requests.contains { $0.headers["authorization"] == "Bearer x \"y\"" })
+    }
+
     func testEventStreamEndsWithTheResult() async throws {
         let work = try TestEnvironment.temporaryDirectory(self)
         var last: ExportEvent? = nil

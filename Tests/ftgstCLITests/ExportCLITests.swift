@@ -545,6 +545,45 @@ final class ExportCLITests: XCTestCase {
             code: "REMOTE_FETCH_FAILED", status: 69)
     }
 
+    /// README's own example: `--header 'Authorization: Bearer x'` failed in export (`could not set property
+    /// "extra-headers"`) while thumb and probe took it. A value with spaces (and quotes) reaches the server from
+    /// every command, and from the printed `--dry-run` command.
+    func testHeaderValuesWithSpacesReachTheServerFromEveryCommand() throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        let value = "Bearer x \"y\" z\\"
+        server.requiredHeader = ("Authorization", value)
+        let header = ["--header", "Authorization: \(value)"]
+        let source = server.url("/auth/clip.mp4")
+        let output = work.appendingPathComponent("auth.mp4").path
+        let cache = work.appendingPathComponent("cache").path
+
+        let exported = try export(source, output, header + ["--max-width", "160"])
+        XCTAssertEqual(exported.status, 0, exported.stderr)
+        XCTAssertEqual(try stream(output, "v:0")["nb_frames"], "90")
+        for arguments in [
+            ["thumb", source, "--cache-dir", cache], ["probe", source],
+            ["preview", source, "-o", work.appendingPathComponent("p.jpg").path, "--mezzanine", "off"],
+            ["mezzanine", source, "--cache-dir", work.appendingPathComponent("mezz").path],
+        ] {
+            let result = try Run.ftgst(arguments + header, timeout: 120)
+            XCTAssertEqual(result.status, 0, "\(arguments.first ?? ""): \(result.stderr)")
+        }
+        let dry = try export(source, work.appendingPathComponent("auth-dry.mp4").path, header + ["--dry-run"])
+        XCTAssertEqual(dry.status, 0, dry.stderr)
+        XCTAssertFalse(dry.stdout.isEmpty)
+        server.clearRequests()
+        let ran = try Run.process(URL(fileURLWithPath: "/bin/bash"), ["-c", dry.stdout], timeout: 120)
+        XCTAssertEqual(ran.status, 0, ran.stderr)
+        let sent = server.requests.filter { $0.path == "/auth/clip.mp4" }.map { $0.headers["authorization"] }
+        XCTAssertFalse(sent.isEmpty, "the printed command fetched the source")
+        XCTAssertEqual(Set(sent), [value], "the header arrived whole from the printed command")
+    }
+
     // MARK: - Busy, cancel, signals
 
     // These tests stop an export while it renders. The export reads `SlowRemoteClip` (long-faststart.mp4 from the
