@@ -450,6 +450,65 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(try stream(output.path, "v:0")["codec_name"], "h264")
     }
 
+    /// An existing sidecar or benchmark record is someone's file until --overwrite says otherwise; the source
+    /// itself is never one, whatever --overwrite says.
+    func testExistingSidecarsAreKeptWithoutOverwriteAndTheSourceNeverReplaced() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        for suffix in [".ftgst.json", ".ftgst-bench.json"] {
+            let output = work.appendingPathComponent("o\(suffix.count).mp4").path
+            try Data("theirs".utf8).write(to: URL(fileURLWithPath: output + suffix))
+            let refused = try export(clip, output, ["--max-width", "160"])
+            assertFailure(refused, code: "WRITE_FAILED", status: 73)
+            XCTAssertTrue(refused.stderr.contains("exists (use --overwrite)"), refused.stderr)
+            XCTAssertEqual(try String(contentsOfFile: output + suffix, encoding: .utf8), "theirs")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: output), "all or nothing: no OUT either")
+            let replaced = try export(clip, output, ["--max-width", "160", "--overwrite"])
+            XCTAssertEqual(replaced.status, 0, replaced.stderr)
+            XCTAssertNotEqual(try String(contentsOfFile: output + suffix, encoding: .utf8), "theirs")
+        }
+        XCTAssertEqual(names(in: work).filter { $0.hasSuffix(".part") }, [])
+
+        // The source named as OUT's sidecar or record: refused before anything runs, even with --overwrite.
+        for suffix in [".ftgst.json", ".ftgst-bench.json"] {
+            let output = work.appendingPathComponent("s\(suffix.count).mp4").path
+            try FileManager.default.copyItem(atPath: clip, toPath: output + suffix)
+            let refused = try export(output + suffix, output, ["--overwrite"])
+            assertFailure(refused, code: "INVALID_ARGUMENT", status: 64)
+            XCTAssertTrue(refused.stderr.contains("would overwrite the source"), refused.stderr)
+            XCTAssertTrue(FileManager.default.contentsEqual(atPath: output + suffix, andPath: clip))
+            XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+        }
+    }
+
+    /// A name that appears while the export renders (OUT, or its sidecar) is kept, and nothing of the export is
+    /// left placed: the sidecar and record it had already put beside OUT are taken back.
+    func testAFileAppearingWhileExportingIsKeptAndNothingOfOursIsLeft() throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        let clip = root.appendingPathComponent("clip.mp4")
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip-faststart.mp4"), toPath: clip.path)
+        let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: clip.path)[.size] as? Int64)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        // The first 64 KiB at once (rendering starts), the rest over at least 8 s: the file is created well before
+        // the export can reach its end, however fast the machine.
+        server.slowPace = HTTPTestServer.Pace(fullSpeedBytes: 64 * 1024, bytesPerSecond: max(1, (size - 64 * 1024) / 8))
+        for (index, appearing) in ["", ".ftgst.json"].enumerated() {
+            let output = work.appendingPathComponent("appear\(index).mp4").path
+            let running = try RunningExport(
+                source: server.url("/slow/clip.mp4"), output: output, workspace: workspace.path,
+                extra: ["--max-width", "160"])
+            addTeardownBlock { running.kill() }
+            try running.waitUntilRendering()
+            try Data("theirs".utf8).write(to: URL(fileURLWithPath: output + appearing))
+            running.waitForExit(timeout: 120)
+            XCTAssertEqual(running.exitStatus, 73, running.stderr)
+            XCTAssertTrue(running.stderr.contains("appeared while exporting"), running.stderr)
+            XCTAssertEqual(try String(contentsOfFile: output + appearing, encoding: .utf8), "theirs")
+            let left = names(in: work).filter { $0.hasPrefix("appear\(index)") || $0.hasPrefix(".appear\(index)") }
+            XCTAssertEqual(left, ["appear\(index).mp4\(appearing)"], "only their file, nothing of ours")
+        }
+    }
+
     func testImpossibleOutputPathIsWriteFailedAndLeavesNothing() throws {
         let blocker = work.appendingPathComponent("a-file")
         try Data("x".utf8).write(to: blocker)
