@@ -33,6 +33,15 @@ final class MediaSourceTests: XCTestCase {
         }
     }
 
+    func testRedactedURLsHideThePasswordAndQueryValues() {
+        XCTAssertEqual(
+            MediaSource.redacted("http://user:PASSWORD@host/a.mp4?token=T&x=1&flag"),
+            "http://user:***@host/a.mp4?token=***&x=***&***")
+        XCTAssertEqual(MediaSource.redacted("https://TOKEN@host/a.mp4"), "https://***@host/a.mp4")
+        XCTAssertEqual(MediaSource.redacted("https://host/a.mp4"), "https://host/a.mp4")
+        XCTAssertEqual(MediaSource.redacted("/media/a?token=T.mp4"), "/media/a?token=T.mp4", "a path is no URL")
+    }
+
     func testMissingFilesAndFolders() throws {
         XCTAssertThrowsError(try MediaSource.local(path: "/nonexistent/x.mp4").checkExists()) {
             XCTAssertEqual(($0 as? FilmtoneError)?.code, .fileNotFound)

@@ -643,6 +643,41 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(Set(sent), [value], "the header arrived whole from the printed command")
     }
 
+    /// A password or a query token in the source's URL is hidden in every file the export leaves on disk (the
+    /// sidecar, the benchmark record, the failure record), as header values are.
+    func testSecretsInTheSourceURLAreNotWrittenToDisk() throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        func secretURL(_ path: String) -> String {
+            server.url(path).replacingOccurrences(of: "http://", with: "http://user:PASSW0RD@") + "?token=T0KEN&x=1"
+        }
+        let output = work.appendingPathComponent("secret.mp4").path
+        let result = try export(secretURL("/media/clip.mp4"), output, ["--max-width", "160"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        for file in [output + ".ftgst.json", output + ".ftgst-bench.json"] {
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            XCTAssertFalse(text.contains("PASSW0RD"), "\(file): \(text)")
+            XCTAssertFalse(text.contains("T0KEN"), "\(file): \(text)")
+            XCTAssertTrue(text.contains("user:***@127.0.0.1"), "\(file): \(text)")
+            XCTAssertTrue(text.contains("token=***&x=***"), "\(file): \(text)")
+        }
+
+        let failed = try export(secretURL("/status/404/clip.mp4"), work.appendingPathComponent("f.mp4").path)
+        assertFailure(failed, code: "REMOTE_FETCH_FAILED", status: 69)
+        let folder = workspace.appendingPathComponent("records")
+        let records = names(in: folder).filter { $0.hasSuffix("-failed.json") }
+        XCTAssertEqual(records.count, 1, "\(names(in: folder))")
+        for name in records {
+            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+            XCTAssertFalse(text.contains("PASSW0RD") || text.contains("T0KEN"), text)
+            XCTAssertTrue(text.contains("user:***@"), text)
+        }
+    }
+
     // MARK: - Busy, cancel, signals
 
     // These tests stop an export while it renders. The export reads `SlowRemoteClip` (long-faststart.mp4 from the

@@ -54,6 +54,29 @@ public enum MediaSource: Equatable, Sendable {
             "the \(what) contains a control character (\(name)), which ftgst does not accept: \(text.debugDescription)")
     }
 
+    /// An http(s) URL as files on disk may keep it: the password (or a user name given alone, the `TOKEN@host`
+    /// form) and every query value replaced by `***` (`http://user:***@host/a.mp4?token=***`), as header values
+    /// are. Anything else is returned as it is.
+    package static func redacted(_ text: String) -> String {
+        guard var components = URLComponents(string: text),
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else { return text }
+        if components.percentEncodedPassword != nil {
+            components.percentEncodedPassword = "***"
+        } else if components.percentEncodedUser != nil {
+            components.percentEncodedUser = "***"
+        }
+        if let query = components.percentEncodedQuery {
+            components.percentEncodedQuery = query.split(separator: "&", omittingEmptySubsequences: false).map {
+                item -> String in
+                guard !item.isEmpty else { return "" }
+                guard let equals = item.firstIndex(of: "=") else { return "***" }
+                return item[..<equals] + "=***"
+            }.joined(separator: "&")
+        }
+        return components.string ?? text
+    }
+
     /// RFC 3986 scheme: a letter, then letters, digits, `+`, `-`, `.`, then `:`.
     private static func schemePrefix(of text: String) -> String? {
         guard let colon = text.firstIndex(of: ":") else { return nil }
