@@ -339,6 +339,20 @@ final class ExportDecisionTests: XCTestCase {
         XCTAssertEqual(ExportPlan.totalFrames(photo(), start: nil, end: nil), 1)
     }
 
+    func testASourceThatEndsEarlyIsDecodeFailed() throws {
+        XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 90, expected: 90, exact: true))
+        XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 88, expected: 90, exact: true), "a dropped last frame")
+        XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 5, expected: nil, exact: false), "nothing to check")
+        XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 28, expected: 30, exact: false), "an estimate")
+        for (rendered, exact) in [(81, true), (37, true), (0, true), (70, false)] {
+            XCTAssertThrowsError(try ExportPlan.checkComplete(rendered: Int64(rendered), expected: 90, exact: exact)) {
+                XCTAssertEqual(($0 as? FilmtoneError)?.code, .decodeFailed)
+            }
+        }
+        XCTAssertTrue(try plan("a.mp4", clip()).totalFramesIsExact)
+        XCTAssertFalse(try plan("a.mp4", clip()) { $0.endMilliseconds = 1000 }.totalFramesIsExact)
+    }
+
     func testMezzanineIsPlannedForVideosAndRefusedForAPhoto() throws {
         XCTAssertTrue(try plan("a.mp4", clip()) { $0.mezzanine = true }.buildsMezzanine)
         XCTAssertFalse(try plan("a.mp4", clip()).buildsMezzanine)

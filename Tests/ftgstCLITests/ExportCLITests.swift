@@ -554,6 +554,24 @@ final class ExportCLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: output))
     }
 
+    /// A file cut short with its index intact (a download or a recording stopped at 40 % or 90 %) reaches a clean
+    /// end of stream with part of its frames: that is DECODE_FAILED and nothing at OUT, never a short export.
+    func testASourceCutShortIsDecodeFailedAndLeavesNothing() throws {
+        for name in ["truncated-faststart.mp4", "truncated90-faststart.mp4"] {
+            let output = work.appendingPathComponent("cut-\(name)").path
+            let result = try export(try TestEnvironment.fixture(name), output, ["--max-width", "160"])
+            assertFailure(result, code: "DECODE_FAILED", status: 68)
+            XCTAssertTrue(result.stderr.contains("of its 90 frames could be decoded"), result.stderr)
+            XCTAssertEqual(names(in: work).filter { $0 != "workspace" }, [], "nothing at OUT, nothing beside it")
+        }
+        let records = names(in: workspace.appendingPathComponent("records")).filter { $0.hasSuffix("-failed.json") }
+        XCTAssertEqual(records.count, 2)
+        // The whole clip, and a cut of it, still export.
+        let whole = try export(
+            try TestEnvironment.fixture("clip-faststart.mp4"), work.appendingPathComponent("w.mp4").path)
+        XCTAssertEqual(whole.status, 0, whole.stderr)
+    }
+
     func testRequestsThatCannotBeExportedAreRefusedWithTheirCodes() throws {
         let clip = try TestEnvironment.fixture("clip.mp4")
         let photo = try TestEnvironment.fixture("photo.jpg")

@@ -216,6 +216,7 @@ struct ExportRun {
                 sourceDuration: source.durationMilliseconds, startingAt: renderingStart,
                 cancelReason: cancelReason, report: report, record: record)
             record.frames = frames
+            try ExportPlan.checkComplete(rendered: frames, expected: plan.totalFrames, exact: plan.totalFramesIsExact)
             record.lap(.rendering)
 
             // Finalizing

@@ -45,6 +45,9 @@ struct ExportPlan: Equatable {
     var depth: Int
     /// Frames the export will render (`totalFrames(_:start:end:)`); nil when the source does not say.
     var totalFrames: Int64? = nil
+    /// Whether `totalFrames` is the probe's own count (the container's index, the whole source) rather than an
+    /// estimate from duration × rate.
+    var totalFramesIsExact: Bool = false
     /// Build (or find) the source's mezzanine before rendering.
     var buildsMezzanine: Bool = false
 
@@ -420,6 +423,9 @@ struct ExportPlan: Equatable {
                 maxHeight: options.maxHeight, look: request.look, depth: options.depth, sourceDepth: video.bitDepth,
                 trim: trim, audio: options.audio, sourceAudioCodec: source.audio?.codec, output: request.output.path))
         plan.totalFrames = totalFrames(source, start: options.startMilliseconds, end: options.endMilliseconds)
+        plan.totalFramesIsExact =
+            !source.isImage && trim.isWhole && options.startMilliseconds == nil && options.endMilliseconds == nil
+            && (video.frameCount ?? 0) > 0
         plan.buildsMezzanine = options.mezzanine
         return plan
     }
@@ -456,6 +462,21 @@ struct ExportPlan: Equatable {
         let first = (from * rate + 1e-6).rounded(.down)
         let last = (to * rate - 1e-6).rounded(.up)
         return max(0, Int64(last - first))
+    }
+
+    /// A clean end of stream with fewer frames than the source holds is a source cut short (a half-written or
+    /// half-downloaded file whose index still lists every frame): `DECODE_FAILED`, never a short export. The
+    /// probe's own count allows 2 frames or 2 % less (a decoder may drop a broken last frame); an estimate
+    /// from duration × rate (a cut, a container without a count) allows 10 %. Without a total nothing is
+    /// checked.
+    static func checkComplete(rendered: Int64, expected: Int64?, exact: Bool) throws {
+        guard let expected, expected > 0 else { return }
+        let allowed = max(2, expected / (exact ? 50 : 10))
+        guard rendered < expected - allowed else { return }
+        throw FilmtoneError(
+            .decodeFailed,
+            "the source ended early: \(rendered) of its \(expected) frames could be decoded "
+                + "(is the file cut short or still being written?)")
     }
 
     // MARK: - Shell
