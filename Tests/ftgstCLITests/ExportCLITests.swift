@@ -173,6 +173,63 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(events.last?["path"] as? String, output)
     }
 
+    /// `--progress jsonl` ended with the last progress event on a failure: a program reading stdout never learned
+    /// how it ended. The stream now ends with an `error` event carrying the code, message and exit status.
+    func testProgressLinesEndWithTheErrorOnAFailure() throws {
+        let result = try export(
+            try TestEnvironment.fixture("truncated90-faststart.mp4"), work.appendingPathComponent("e.mp4").path,
+            ["--progress", "jsonl", "--max-width", "160"])
+        XCTAssertEqual(result.status, 68, result.stderr)
+        XCTAssertTrue(result.stderr.hasPrefix("[DECODE_FAILED] "), result.stderr)
+        let events = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        XCTAssertEqual(events.count, result.stdout.split(separator: "\n").count, "every line is JSON")
+        XCTAssertGreaterThan(events.count, 1, result.stdout)
+        let last = events.last
+        XCTAssertEqual(last?["event"] as? String, "error", result.stdout)
+        XCTAssertEqual(last?["code"] as? String, "DECODE_FAILED")
+        XCTAssertEqual(last?["exitStatus"] as? Int, 68)
+        XCTAssertTrue((last?["message"] as? String)?.contains("ended early") == true, result.stdout)
+        XCTAssertEqual(events.dropLast().filter { $0["event"] as? String != "progress" }.count, 0)
+
+        let refused = try export(
+            work.appendingPathComponent("missing.mp4").path, work.appendingPathComponent("m.mp4").path,
+            ["--progress", "jsonl"])
+        XCTAssertEqual(refused.status, 66, refused.stderr)
+        XCTAssertTrue(refused.stderr.hasPrefix("[FILE_NOT_FOUND] "), refused.stderr)
+        let lastLine = refused.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        let object = (try? JSONSerialization.jsonObject(with: Data(lastLine.utf8))) as? [String: Any]
+        XCTAssertEqual(object?["event"] as? String, "error", refused.stdout)
+        XCTAssertEqual(object?["code"] as? String, "FILE_NOT_FOUND")
+    }
+
+    /// On a terminal the bar (stderr) and the result (stdout) share one screen: the result starts a line of its
+    /// own instead of being glued to the end of the bar's line.
+    func testOnATerminalTheResultStartsItsOwnLine() throws {
+        let output = work.appendingPathComponent("tty.mp4").path
+        // `script` runs the export on a pseudo-terminal (stdout and stderr both a tty) and copies the screen.
+        let result = try Run.process(
+            URL(fileURLWithPath: "/usr/bin/script"),
+            [
+                "-qec",
+                [
+                    TestEnvironment.binary.path, "export", try TestEnvironment.fixture("clip.mp4"), "-o", output,
+                    "--workspace", workspace.path, "--max-width", "160",
+                ].map(ExportCLITests.shellQuote).joined(separator: " "),
+                "/dev/null",
+            ], timeout: 120)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        let screen = result.stdout.replacingOccurrences(of: "\r\n", with: "\n")
+        XCTAssertTrue(screen.contains("frames"), "a bar was drawn: \(screen.debugDescription)")
+        XCTAssertTrue(
+            screen.contains("\n{\"event\":\"result\""), "the result on a line of its own: \(screen.debugDescription)")
+    }
+
+    private static func shellQuote(_ word: String) -> String {
+        "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
     func testDryRunPrintsOnlyACommandThatReproducesTheExport() throws {
         let source = try TestEnvironment.fixture("rotated.mp4")
         let byHand = work.appendingPathComponent("by hand.mp4").path  // a space: quoting must hold
@@ -842,6 +899,19 @@ final class ExportCLITests: XCTestCase {
         let frames = record["frames"] as? Int ?? 0
         XCTAssertGreaterThan(frames, 0, "it was cancelled mid-render", file: file, line: line)
         XCTAssertLessThan(frames, SlowRemoteClip.frames, "it was cancelled mid-render", file: file, line: line)
+        assertEndsCancelled(run, reason: reason, file: file, line: line)
+    }
+
+    /// The JSON lines end with how the export ended: a `cancelled` event with the code, reason and exit status.
+    private func assertEndsCancelled(
+        _ run: RunningExport, reason: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let last = run.events.last
+        XCTAssertEqual(last?["event"] as? String, "cancelled", "\(run.stdout)", file: file, line: line)
+        XCTAssertEqual(last?["code"] as? String, "CANCELLED", file: file, line: line)
+        XCTAssertEqual(last?["reason"] as? String, reason, file: file, line: line)
+        XCTAssertEqual(last?["exitStatus"] as? Int, 130, file: file, line: line)
+        XCTAssertEqual(run.events.filter { $0["event"] as? String == "cancelled" }.count, 1, file: file, line: line)
     }
 
     /// Starts exporting the slow clip to `output`, waits until it renders (unless `waitForRendering` is false).
@@ -901,6 +971,7 @@ final class ExportCLITests: XCTestCase {
         XCTAssertLessThan(running.waitForExit(), Self.promptStop)
         XCTAssertEqual(running.exitStatus, 130)
         XCTAssertEqual(names(in: work).filter { $0 != "workspace" }, [], "no OUT, no .part, no sidecar")
+        assertEndsCancelled(running, reason: "userInterrupt")
     }
 
     func testSIGTERMCancelsWithReasonTerminated() throws {
