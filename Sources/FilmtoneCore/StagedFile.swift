@@ -22,6 +22,14 @@ package final class StagedFile {
 
     private var descriptor: POSIXFile?
     private var inFlight = true
+    /// The temporary file's device and inode, which its name at the target keeps (`rename` and `link` move names,
+    /// not files): how `withdraw()` tells the file it placed from one someone put there since.
+    private var identity: (device: UInt64, inode: UInt64)?
+    /// A read-only descriptor held for this object's life: while it is open the inode stays allocated, so no other
+    /// file can be given the same inode number and pass for this one (file systems reuse freed numbers at once).
+    private var pin: POSIXFile?
+    /// Where `commit` placed the file.
+    private var placed: URL?
 
     /// Creates the temporary file beside `target`. `WRITE_FAILED` if the folder does not exist or cannot be
     /// written.
@@ -36,6 +44,8 @@ package final class StagedFile {
             throw FilmtoneError(.writeFailed, "cannot write in \(folder.path): \(error.reason)")
         }
         StagedFile.registry.withLock { _ = $0.insert(url.path) }
+        pin = try? POSIXFile(path: url.path, flags: O_RDONLY)
+        identity = pin == nil ? nil : StagedFile.identity(of: url.path)
     }
 
     deinit { discard() }
@@ -112,7 +122,30 @@ package final class StagedFile {
             guard rename(path, destination.path) == 0 else { throw writeFailed(destination, errno) }
         }
         settle()
+        placed = destination
         StagedFile.syncFolder(destination.deletingLastPathComponent())
+    }
+
+    /// Takes a committed file back, for a set of files that is placed all or nothing: removes the name `commit`
+    /// gave it only while that name is still this file (the same device and inode), so a file someone put there
+    /// since is left alone. True when it removed the name; false when nothing was placed or the name is no longer
+    /// ours.
+    @discardableResult
+    package func withdraw() -> Bool {
+        guard let placed, let identity, let current = StagedFile.identity(of: placed.path),
+            current == identity
+        else { return false }
+        guard unlink(placed.path) == 0 else { return false }
+        self.placed = nil
+        StagedFile.syncFolder(placed.deletingLastPathComponent())
+        return true
+    }
+
+    /// The device and inode of the file at `path` (not following a symlink), nil when there is none.
+    package static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
     /// Removes the temporary file unless it was placed; safe to call more than once.

@@ -96,28 +96,39 @@ enum ExportCommand {
             print(try await exportCommandLine(options))
             return
         }
-        ExportSignals.install()
         let display = ProgressDisplay(mode: mode == .auto ? (isatty(2) != 0 ? .bar : .none) : mode)
-        // The bar's line is ended on success and on failure, so `[CODE] message` starts a line of its own.
-        defer { display.finish() }
-        let result = try await runExport(options) { display.show($0) }
+        // A second Ctrl-C exits at once: the stream still ends with how it ended.
+        ExportSignals.install(beforeForcedExit: { display.end(with: FilmtoneError(.cancelled, $0.rawValue)) })
+        let result: ExportResult
+        do {
+            result = try await runExport(options) { display.show($0) }
+        } catch {
+            // The bar's line is ended, so `[CODE] message` starts a line of its own; JSON lines end with the outcome.
+            display.end(with: (error as? FilmtoneError) ?? FilmtoneError(.internalError, "\(error)"))
+            throw error
+        }
+        // The bar's line is ended before the result is printed: on a terminal both go to the same screen.
+        display.end(with: nil)
         print(result.json.serialized)
+        fflush(nil)
     }
 }
 
 /// Renders progress events: a one-line bar on stderr, or JSON lines on stdout.
 final class ProgressDisplay: Sendable {
     let mode: ExportCommand.ProgressMode
-    /// Whether a bar line is on screen (it then needs its newline). Events come from the export's thread.
-    private let drewBar = Mutex(false)
+    /// Whether a bar line is on screen (it then needs its newline) and whether the display has ended. Events come
+    /// from the export's thread; the end may come from the signal thread.
+    private let drewBar = Mutex((drewBar: false, ended: false))
 
     init(mode: ExportCommand.ProgressMode) {
         self.mode = mode
     }
 
     func show(_ event: ExportProgress) {
-        drewBar.withLock { drewBar in
-            draw(event, drewBar: &drewBar)
+        drewBar.withLock { state in
+            guard !state.ended else { return }
+            draw(event, drewBar: &state.drewBar)
         }
     }
 
@@ -142,10 +153,34 @@ final class ProgressDisplay: Sendable {
         }
     }
 
-    func finish() {
-        drewBar.withLock { drewBar in
-            if drewBar { FileHandle.standardError.write(Data("\n".utf8)) }
+    /// Ends the display, once: the bar's line gets its newline; JSON lines get a last event for a failure
+    /// (`{"event":"error","code":…,"message":…,"exitStatus":…}`) or a cancel (`{"event":"cancelled",
+    /// "code":"CANCELLED","reason":…,"exitStatus":130}`), so a program reading stdout learns how the export ended
+    /// (a success ends with the result line, printed after this). Later events are not shown.
+    func end(with failure: FilmtoneError?) {
+        drewBar.withLock { state in
+            guard !state.ended else { return }
+            state.ended = true
+            if state.drewBar { FileHandle.standardError.write(Data("\n".utf8)) }
+            guard mode == .jsonl, let failure else { return }
+            print(ProgressDisplay.finalEvent(failure).serialized)
+            fflush(nil)
         }
+    }
+
+    /// The last JSON line of a failed or cancelled export.
+    static func finalEvent(_ failure: FilmtoneError) -> JSONValue {
+        let status = ("exitStatus", JSONValue.int(Int64(failure.code.exitStatus)))
+        if failure.code == .cancelled {
+            return .object([
+                ("event", .string("cancelled")), ("code", .string(failure.code.rawValue)),
+                ("reason", .string(failure.message)), status,
+            ])
+        }
+        return .object([
+            ("event", .string("error")), ("code", .string(failure.code.rawValue)),
+            ("message", .string(failure.message)), status,
+        ])
     }
 
     static func clock(_ milliseconds: Int64) -> String {

@@ -80,4 +80,24 @@ final class StagedFileTests: XCTestCase {
         pending.discard()  // already gone: no error, nothing else touched
         XCTAssertEqual(try contents(folder), ["placed.txt"])
     }
+
+    func testWithdrawRemovesOnlyTheFileItPlaced() throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let target = folder.appendingPathComponent("a.json")
+        let file = try StagedFile(beside: target)
+        XCTAssertFalse(file.withdraw(), "nothing placed yet")
+        try file.write([1])
+        try file.commit(replacing: false)
+        XCTAssertTrue(file.withdraw())
+        XCTAssertEqual(try contents(folder), [])
+
+        // Someone replaced the placed file: it is theirs now, and stays.
+        let second = try StagedFile(beside: target)
+        try second.write([2])
+        try second.commit(replacing: false)
+        try FileManager.default.removeItem(at: target)
+        try Data([9]).write(to: target)
+        XCTAssertFalse(second.withdraw())
+        XCTAssertEqual(FileManager.default.contents(atPath: target.path), Data([9]))
+    }
 }

@@ -60,21 +60,53 @@ final class ExportPlanTests: XCTestCase {
 
     func testPlanFillsPlaceholdersAndDropsAnEmptyLookWithOneLink() throws {
         let plan = try ExportPlan.make(preset: try preset(minimal), inputs())
-        XCTAssertEqual(plan.words.prefix(3), ["filesrc", "location=/media/in put.mp4", "!"])
+        XCTAssertEqual(plan.words.prefix(3), ["filesrc", "name=source", "!"])
         XCTAssertFalse(zip(plan.words, plan.words.dropFirst()).contains { $0 == "!" && $1 == "!" })
         XCTAssertFalse(plan.words.contains("ftlut"))
         XCTAssertEqual(plan.audio, .copy)
         XCTAssertTrue(
             plan.words.contains("caps=video/x-raw,width=640,height=360,pixel-aspect-ratio=1/1"),
             "641×361 rounded down to even for 4:2:0")
-        XCTAssertEqual(plan.words.suffix(2), ["filesink", "location=/out/o.mp4"])
+        XCTAssertEqual(plan.words.suffix(2), ["filesink", "name=out"])
+        XCTAssertEqual(
+            plan.settings,
+            [
+                .init(element: "source", property: "location", value: .text("/media/in put.mp4")),
+                .init(element: "out", property: "location", value: .text("/out/o.mp4")),
+            ])
 
         let look = LookSettings(inputLUT: nil, creativeLUT: "/l/c.cube", intensity: 0.5, interpolation: .trilinear)
         let looked = try ExportPlan.make(preset: try preset(minimal), inputs(look: look))
         let index = try XCTUnwrap(looked.words.firstIndex(of: "ftlut"))
         XCTAssertEqual(
-            Array(looked.words[index...].prefix(6)),
-            ["ftlut", "name=look", "creative-lut=/l/c.cube", "intensity=0.5", "interpolation=trilinear", "!"])
+            Array(looked.words[index...].prefix(5)),
+            ["ftlut", "name=look", "intensity=0.5", "interpolation=trilinear", "!"])
+        XCTAssertTrue(
+            looked.settings.contains(.init(element: "look", property: "creative-lut", value: .text("/l/c.cube"))))
+    }
+
+    /// No user value is ever a word of the parsed description: a path that reads as pipeline text stays a value.
+    func testUserValuesAreSettingsNeverPipelineWords() throws {
+        let hostile = "/m/a.mp4\t!\tfilesink\tlocation=victim.txt \"q\" it's = x"
+        let look = LookSettings(inputLUT: hostile + ".cube", creativeLUT: nil, intensity: 1, interpolation: .nearest)
+        var inputs = self.inputs(look: look)
+        inputs.source = .local(path: hostile)
+        inputs.output = hostile + ".mp4"
+        let plan = try ExportPlan.make(preset: try preset(minimal), inputs)
+        XCTAssertFalse(plan.words.contains { $0.contains("victim") }, "\(plan.words)")
+        XCTAssertEqual(plan.words.filter { $0 == "filesink" }.count, 1)
+        XCTAssertEqual(
+            plan.settings.map(\.value),
+            [.text(hostile), .text(hostile + ".cube"), .text(hostile + ".mp4")])
+        // The printed command carries each value as one quoted word beside its element's name.
+        let command = plan.commandWords(plan.settings)
+        XCTAssertEqual(
+            command.prefix(3),
+            ["filesrc", "name=source", "location=\"/m/a.mp4\t!\tfilesink\tlocation=victim.txt \\\"q\\\" it's = x\""])
+        XCTAssertNil(ExportPlan.inexpressible(plan.settings))
+        inputs.output = "/out/ends in a quote\""
+        let quoted = try ExportPlan.make(preset: try preset(minimal), inputs)
+        XCTAssertEqual(ExportPlan.inexpressible(quoted.settings)?.element, "out")
     }
 
     func testAudioModesResolve() throws {
@@ -122,7 +154,7 @@ final class ExportPlanTests: XCTestCase {
 
     func testHeaderStructureQuotesValues() {
         let text = ExportPlan.headerStructure([HTTPHeader(name: "X-Token", value: "a \"b\" c")])
-        XCTAssertEqual(text, "headers,X-Token=(string)\"a \\\"b\\\" c\"")
+        XCTAssertEqual(text, "headers, X-Token=(string)\"a \\\"b\\\" c\";")
     }
 }
 
@@ -307,6 +339,20 @@ final class ExportDecisionTests: XCTestCase {
         XCTAssertEqual(ExportPlan.totalFrames(photo(), start: nil, end: nil), 1)
     }
 
+    func testASourceThatEndsEarlyIsDecodeFailed() throws {
+        XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 90, expected: 90, exact: true))
+        XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 88, expected: 90, exact: true), "a dropped last frame")
+        XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 5, expected: nil, exact: false), "nothing to check")
+        XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 28, expected: 30, exact: false), "an estimate")
+        for (rendered, exact) in [(81, true), (37, true), (0, true), (70, false)] {
+            XCTAssertThrowsError(try ExportPlan.checkComplete(rendered: Int64(rendered), expected: 90, exact: exact)) {
+                XCTAssertEqual(($0 as? FilmtoneError)?.code, .decodeFailed)
+            }
+        }
+        XCTAssertTrue(try plan("a.mp4", clip()).totalFramesIsExact)
+        XCTAssertFalse(try plan("a.mp4", clip()) { $0.endMilliseconds = 1000 }.totalFramesIsExact)
+    }
+
     func testMezzanineIsPlannedForVideosAndRefusedForAPhoto() throws {
         XCTAssertTrue(try plan("a.mp4", clip()) { $0.mezzanine = true }.buildsMezzanine)
         XCTAssertFalse(try plan("a.mp4", clip()).buildsMezzanine)
@@ -317,7 +363,7 @@ final class ExportDecisionTests: XCTestCase {
 
     func testPlanTakesSizeDepthAudioAndJPEGParsingFromTheProbe() throws {
         let jpeg = try plan("p.png", photo())
-        XCTAssertEqual(Array(jpeg.words.prefix(5)), ["filesrc", "location=/media/in.mp4", "!", "jpegparse", "!"])
+        XCTAssertEqual(Array(jpeg.words.prefix(5)), ["filesrc", "name=source", "!", "jpegparse", "!"])
         XCTAssertTrue(
             jpeg.words.contains("caps=video/x-raw,width=240,height=320,pixel-aspect-ratio=1/1"),
             "the probe's upright display size")
@@ -340,12 +386,14 @@ final class ExportDecisionTests: XCTestCase {
         XCTAssertEqual([scaled.width, scaled.height], [640, 360])
     }
 
-    func testTheStagingFilesWordsDifferOnlyInTheFileSinksLocation() throws {
+    func testTheStagingFilesSettingsDifferOnlyInTheFileSinksLocation() throws {
         let plan = try plan("a.mp4", clip())
-        XCTAssertEqual(plan.words.last, "location=/out/a.mp4")
-        let staged = plan.words(writingTo: "/out/.a.mp4.ftgst-1-2.part")
-        XCTAssertEqual(staged.count, plan.words.count)
-        XCTAssertEqual(zip(plan.words, staged).filter { $0 != $1 }.map(\.1), ["location=/out/.a.mp4.ftgst-1-2.part"])
+        XCTAssertEqual(plan.settings.last, .init(element: "out", property: "location", value: .text("/out/a.mp4")))
+        let staged = plan.settings(writingTo: "/out/.a.mp4.ftgst-1-2.part")
+        XCTAssertEqual(staged.count, plan.settings.count)
+        XCTAssertEqual(
+            zip(plan.settings, staged).filter { $0 != $1 }.map(\.1),
+            [.init(element: "out", property: "location", value: .text("/out/.a.mp4.ftgst-1-2.part"))])
     }
 }
 
@@ -388,6 +436,40 @@ final class ExportAPITests: XCTestCase {
             XCTAssertEqual(error.message, "api")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: slowOutput))
+    }
+
+    /// Through the library too: a path that reads as pipeline text is only ever a value; a tab is refused.
+    func testPathsThatReadAsPipelineTextAreOnlyValues() async throws {
+        let work = try TestEnvironment.temporaryDirectory(self)
+        let source = work.appendingPathComponent("in ! filesink location=victim.txt \"q\" = x.mp4").path
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: source)
+        let result = try await runExport(options(work, source: source, output: "it's ! \"o\" = 1.mp4"))
+        XCTAssertEqual(result.frames, 90)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: result.path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "victim.txt"))
+        do {
+            _ = try await runExport(options(work, source: work.path + "/a\tb.mp4", output: "t.mp4"))
+            XCTFail("a tab in the source is refused")
+        } catch let error as FilmtoneError {
+            XCTAssertEqual(error.code, .invalidURL)
+        }
+    }
+
+    /// A header value with spaces is set as a structure field, never parsed: it reaches the server whole.
+    func testHeaderValueWithSpacesReachesTheServer() async throws {
+        let work = try TestEnvironment.temporaryDirectory(self)
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        server.requiredHeader = ("Authorization", "Bearer x \"y\"")
+        var options = options(work, source: server.url("/auth/clip.mp4"), output: "h.mp4")
+        options.headers = ["Authorization: Bearer x \"y\""]
+        let result = try await runExport(options)
+        XCTAssertEqual(result.frames, 90)
+        XCTAssertTrue(server.requests.contains { $0.headers["authorization"] == "Bearer x \"y\"" })
     }
 
     func testEventStreamEndsWithTheResult() async throws {

@@ -9,6 +9,7 @@ final class MediaSourceTests: XCTestCase {
         XCTAssertEqual(try MediaSource.parse("clips/x.mp4", relativeTo: "/work"), .local(path: "/work/clips/x.mp4"))
         XCTAssertEqual(try MediaSource.parse("file:///tmp/a%20b.mp4"), .local(path: "/tmp/a b.mp4"))
         XCTAssertEqual(try MediaSource.parse("file://localhost/tmp/x.mp4"), .local(path: "/tmp/x.mp4"))
+        XCTAssertEqual(try MediaSource.parse("/tmp/it's \"q\" ! a=b.mp4"), .local(path: "/tmp/it's \"q\" ! a=b.mp4"))
         XCTAssertEqual(MediaSource.local(path: "/tmp/a b.mp4").uri, "file:///tmp/a%20b.mp4")
     }
 
@@ -23,11 +24,22 @@ final class MediaSourceTests: XCTestCase {
         for text in [
             "", "http://", "https:///nohost", "ftp://example.com/a.mp4", "rtsp://cam/1", "file://host/x",
             "data:video/mp4;base64,AA", "/tmp/a\nb.mp4", "http://exa mple.com/x",
+            // Control characters, typed or percent-encoded in a file URI: refused, the same in every command.
+            "/tmp/a\tb.mp4", "/tmp/a\u{1B}b.mp4", "/tmp/a\u{7F}b.mp4", "file:///tmp/a%0Ab.mp4", "file:///tmp/a%09b.mp4",
         ] {
             XCTAssertThrowsError(try MediaSource.parse(text), text) { error in
                 XCTAssertEqual((error as? FilmtoneError)?.code, .invalidURL, text)
             }
         }
+    }
+
+    func testRedactedURLsHideThePasswordAndQueryValues() {
+        XCTAssertEqual(
+            MediaSource.redacted("http://user:PASSWORD@host/a.mp4?token=T&x=1&flag"),
+            "http://user:***@host/a.mp4?token=***&x=***&***")
+        XCTAssertEqual(MediaSource.redacted("https://TOKEN@host/a.mp4"), "https://***@host/a.mp4")
+        XCTAssertEqual(MediaSource.redacted("https://host/a.mp4"), "https://host/a.mp4")
+        XCTAssertEqual(MediaSource.redacted("/media/a?token=T.mp4"), "/media/a?token=T.mp4", "a path is no URL")
     }
 
     func testMissingFilesAndFolders() throws {

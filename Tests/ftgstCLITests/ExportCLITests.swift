@@ -173,6 +173,63 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(events.last?["path"] as? String, output)
     }
 
+    /// `--progress jsonl` ended with the last progress event on a failure: a program reading stdout never learned
+    /// how it ended. The stream now ends with an `error` event carrying the code, message and exit status.
+    func testProgressLinesEndWithTheErrorOnAFailure() throws {
+        let result = try export(
+            try TestEnvironment.fixture("truncated90-faststart.mp4"), work.appendingPathComponent("e.mp4").path,
+            ["--progress", "jsonl", "--max-width", "160"])
+        XCTAssertEqual(result.status, 68, result.stderr)
+        XCTAssertTrue(result.stderr.hasPrefix("[DECODE_FAILED] "), result.stderr)
+        let events = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        XCTAssertEqual(events.count, result.stdout.split(separator: "\n").count, "every line is JSON")
+        XCTAssertGreaterThan(events.count, 1, result.stdout)
+        let last = events.last
+        XCTAssertEqual(last?["event"] as? String, "error", result.stdout)
+        XCTAssertEqual(last?["code"] as? String, "DECODE_FAILED")
+        XCTAssertEqual(last?["exitStatus"] as? Int, 68)
+        XCTAssertTrue((last?["message"] as? String)?.contains("ended early") == true, result.stdout)
+        XCTAssertEqual(events.dropLast().filter { $0["event"] as? String != "progress" }.count, 0)
+
+        let refused = try export(
+            work.appendingPathComponent("missing.mp4").path, work.appendingPathComponent("m.mp4").path,
+            ["--progress", "jsonl"])
+        XCTAssertEqual(refused.status, 66, refused.stderr)
+        XCTAssertTrue(refused.stderr.hasPrefix("[FILE_NOT_FOUND] "), refused.stderr)
+        let lastLine = refused.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        let object = (try? JSONSerialization.jsonObject(with: Data(lastLine.utf8))) as? [String: Any]
+        XCTAssertEqual(object?["event"] as? String, "error", refused.stdout)
+        XCTAssertEqual(object?["code"] as? String, "FILE_NOT_FOUND")
+    }
+
+    /// On a terminal the bar (stderr) and the result (stdout) share one screen: the result starts a line of its
+    /// own instead of being glued to the end of the bar's line.
+    func testOnATerminalTheResultStartsItsOwnLine() throws {
+        let output = work.appendingPathComponent("tty.mp4").path
+        // `script` runs the export on a pseudo-terminal (stdout and stderr both a tty) and copies the screen.
+        let result = try Run.process(
+            URL(fileURLWithPath: "/usr/bin/script"),
+            [
+                "-qec",
+                [
+                    TestEnvironment.binary.path, "export", try TestEnvironment.fixture("clip.mp4"), "-o", output,
+                    "--workspace", workspace.path, "--max-width", "160",
+                ].map(ExportCLITests.shellQuote).joined(separator: " "),
+                "/dev/null",
+            ], timeout: 120)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        let screen = result.stdout.replacingOccurrences(of: "\r\n", with: "\n")
+        XCTAssertTrue(screen.contains("frames"), "a bar was drawn: \(screen.debugDescription)")
+        XCTAssertTrue(
+            screen.contains("\n{\"event\":\"result\""), "the result on a line of its own: \(screen.debugDescription)")
+    }
+
+    private static func shellQuote(_ word: String) -> String {
+        "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
     func testDryRunPrintsOnlyACommandThatReproducesTheExport() throws {
         let source = try TestEnvironment.fixture("rotated.mp4")
         let byHand = work.appendingPathComponent("by hand.mp4").path  // a space: quoting must hold
@@ -188,6 +245,96 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(try export(source, exported, ["--creative-lut", lut, "--max-width", "200"]).status, 0)
         XCTAssertEqual(try videoMD5(byHand), try videoMD5(exported), "same decoded frames by hand and by ftgst")
         XCTAssertEqual(try stream(byHand, "a:0")["codec_name"], "aac")
+    }
+
+    /// The issue's injection: a folder whose name reads as pipeline text once split at its tabs
+    /// (`small.mp4 ! filesink location=victim.txt filesrc location=..`) overwrote victim.txt and exited 0. A
+    /// control character in a path is refused before anything runs, and no path is ever parsed as pipeline text.
+    func testAPathCannotInjectPipelineElements() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        try FileManager.default.copyItem(atPath: clip, toPath: work.appendingPathComponent("small.mp4").path)
+        let victim = work.appendingPathComponent("victim.txt")
+        try Data("victim".utf8).write(to: victim)
+        let folder = work.appendingPathComponent("small.mp4\t!\tfilesink\tlocation=victim.txt\tfilesrc\tlocation=..")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: clip, toPath: folder.appendingPathComponent("clip.mp4").path)
+        let output = work.appendingPathComponent("out.mp4").path
+        for extra in [[], ["--dry-run"]] {
+            // From inside `work`, so that the relative `victim.txt` of the injection would land on the victim.
+            let result = try Run.process(
+                URL(fileURLWithPath: "/bin/bash"),
+                [
+                    "-c", "cd \"$1\" && exec \"$0\" export \"$2\" -o \"$3\" --workspace \"$4\" \"${@:5}\"",
+                    TestEnvironment.binary.path, work.path, folder.appendingPathComponent("clip.mp4").path, output,
+                    workspace.path,
+                ] + extra, timeout: 120)
+            assertFailure(result, code: "INVALID_URL", status: 65)
+            XCTAssertTrue(result.stderr.contains("control character (U+0009)"), result.stderr)
+            XCTAssertEqual(try String(contentsOf: victim, encoding: .utf8), "victim", "the victim is untouched")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+        }
+    }
+
+    /// Tabs and newlines, typed or as `%0A`/`%09` in a file URI, in the source, OUT or a LUT path: a clear refusal
+    /// before anything runs, in every command that takes the path.
+    func testControlCharactersInAnyPathAreRefusedInEveryCommand() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let out = work.appendingPathComponent("o.mp4").path
+        let jpg = work.appendingPathComponent("o.jpg").path
+        for source in ["\(work.path)/a\tb.mp4", "\(work.path)/a\nb.mp4", "file://\(work.path)/a%0Ab.mp4"] {
+            for arguments in [
+                ["export", source, "-o", out, "--workspace", workspace.path],
+                ["thumb", source, "--cache-dir", work.appendingPathComponent("cache").path],
+                ["preview", source, "-o", jpg], ["probe", source],
+                ["mezzanine", source, "--cache-dir", work.appendingPathComponent("mezz").path],
+            ] {
+                let result = try Run.ftgst(arguments)
+                assertFailure(result, code: "INVALID_URL", status: 65)
+                XCTAssertTrue(result.stderr.contains("control character"), "\(arguments): \(result.stderr)")
+            }
+        }
+        for bad in ["\(work.path)/o\t.mp4", "\(work.path)/o\n.mp4"] {
+            assertFailure(try export(clip, bad), code: "INVALID_ARGUMENT", status: 64)
+            assertFailure(try export(clip, out, ["--creative-lut", bad]), code: "INVALID_ARGUMENT", status: 64)
+            assertFailure(try Run.ftgst(["preview", clip, "-o", bad + ".jpg"]), code: "INVALID_ARGUMENT", status: 64)
+            assertFailure(
+                try Run.ftgst(["preview", clip, "-o", jpg, "--input-lut", bad]), code: "INVALID_ARGUMENT", status: 64)
+        }
+        XCTAssertEqual(names(in: work).filter { $0 != "workspace" }, [], "nothing written for any of them")
+    }
+
+    /// Spaces, quotes, `!` and `=` in the source, OUT and the LUT's path simply work, in the export and in the
+    /// printed command, which reproduces it.
+    func testPathsWithQuotesBangsAndEqualsSignsExportAndDryRunTheSame() throws {
+        let folder = work.appendingPathComponent("it's \"a\" ! b=c \\ d")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let source = folder.appendingPathComponent("in \"x\" ! filesink location=v.mp4").path
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: source)
+        let look = folder.appendingPathComponent("look ! 'q' = \"r\".cube").path
+        try FileManager.default.copyItem(atPath: lut, toPath: look)
+        let exported = folder.appendingPathComponent("out ! \"e\" = 1.mp4").path
+        let byHand = folder.appendingPathComponent("by hand ! 'h' = 2.mp4").path
+        let options = ["--creative-lut", look, "--max-width", "160"]
+
+        let result = try export(source, exported, options)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try stream(exported, "v:0")["nb_frames"], "90")
+        let dry = try export(source, byHand, options + ["--dry-run"])
+        XCTAssertEqual(dry.status, 0, dry.stderr)
+        let ran = try Run.process(URL(fileURLWithPath: "/bin/bash"), ["-c", dry.stdout], timeout: 120)
+        XCTAssertEqual(ran.status, 0, ran.stderr)
+        XCTAssertEqual(try videoMD5(byHand), try videoMD5(exported), "same decoded frames by hand and by ftgst")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("v.mp4").path))
+
+        // The one value gst-launch-1.0 cannot be given back: one ending in `"` or `\`. The export runs; the dry
+        // run says why it cannot print it.
+        let endsInQuote = folder.appendingPathComponent("q\"").path
+        try FileManager.default.copyItem(atPath: source, toPath: endsInQuote)
+        let refused = try export(endsInQuote, folder.appendingPathComponent("d.mp4").path, ["--dry-run"])
+        assertFailure(refused, code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertTrue(refused.stderr.contains("cannot be given it as a property value"), refused.stderr)
+        let ok = try export(endsInQuote, folder.appendingPathComponent("d.mp4").path, ["--max-width", "160"])
+        XCTAssertEqual(ok.status, 0, ok.stderr)
     }
 
     func testTrimKeepsTheFramesOnScreenInTheRangeInSyncAndTheDryRunCutsTheSame() throws {
@@ -360,6 +507,65 @@ final class ExportCLITests: XCTestCase {
         XCTAssertEqual(try stream(output.path, "v:0")["codec_name"], "h264")
     }
 
+    /// An existing sidecar or benchmark record is someone's file until --overwrite says otherwise; the source
+    /// itself is never one, whatever --overwrite says.
+    func testExistingSidecarsAreKeptWithoutOverwriteAndTheSourceNeverReplaced() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        for suffix in [".ftgst.json", ".ftgst-bench.json"] {
+            let output = work.appendingPathComponent("o\(suffix.count).mp4").path
+            try Data("theirs".utf8).write(to: URL(fileURLWithPath: output + suffix))
+            let refused = try export(clip, output, ["--max-width", "160"])
+            assertFailure(refused, code: "WRITE_FAILED", status: 73)
+            XCTAssertTrue(refused.stderr.contains("exists (use --overwrite)"), refused.stderr)
+            XCTAssertEqual(try String(contentsOfFile: output + suffix, encoding: .utf8), "theirs")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: output), "all or nothing: no OUT either")
+            let replaced = try export(clip, output, ["--max-width", "160", "--overwrite"])
+            XCTAssertEqual(replaced.status, 0, replaced.stderr)
+            XCTAssertNotEqual(try String(contentsOfFile: output + suffix, encoding: .utf8), "theirs")
+        }
+        XCTAssertEqual(names(in: work).filter { $0.hasSuffix(".part") }, [])
+
+        // The source named as OUT's sidecar or record: refused before anything runs, even with --overwrite.
+        for suffix in [".ftgst.json", ".ftgst-bench.json"] {
+            let output = work.appendingPathComponent("s\(suffix.count).mp4").path
+            try FileManager.default.copyItem(atPath: clip, toPath: output + suffix)
+            let refused = try export(output + suffix, output, ["--overwrite"])
+            assertFailure(refused, code: "INVALID_ARGUMENT", status: 64)
+            XCTAssertTrue(refused.stderr.contains("would overwrite the source"), refused.stderr)
+            XCTAssertTrue(FileManager.default.contentsEqual(atPath: output + suffix, andPath: clip))
+            XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+        }
+    }
+
+    /// A name that appears while the export renders (OUT, or its sidecar) is kept, and nothing of the export is
+    /// left placed: the sidecar and record it had already put beside OUT are taken back.
+    func testAFileAppearingWhileExportingIsKeptAndNothingOfOursIsLeft() throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        let clip = root.appendingPathComponent("clip.mp4")
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip-faststart.mp4"), toPath: clip.path)
+        let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: clip.path)[.size] as? Int64)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        // The first 64 KiB at once (rendering starts), the rest over at least 8 s: the file is created well before
+        // the export can reach its end, however fast the machine.
+        server.slowPace = HTTPTestServer.Pace(fullSpeedBytes: 64 * 1024, bytesPerSecond: max(1, (size - 64 * 1024) / 8))
+        for (index, appearing) in ["", ".ftgst.json"].enumerated() {
+            let output = work.appendingPathComponent("appear\(index).mp4").path
+            let running = try RunningExport(
+                source: server.url("/slow/clip.mp4"), output: output, workspace: workspace.path,
+                extra: ["--max-width", "160"])
+            addTeardownBlock { running.kill() }
+            try running.waitUntilRendering()
+            try Data("theirs".utf8).write(to: URL(fileURLWithPath: output + appearing))
+            running.waitForExit(timeout: 120)
+            XCTAssertEqual(running.exitStatus, 73, running.stderr)
+            XCTAssertTrue(running.stderr.contains("appeared while exporting"), running.stderr)
+            XCTAssertEqual(try String(contentsOfFile: output + appearing, encoding: .utf8), "theirs")
+            let left = names(in: work).filter { $0.hasPrefix("appear\(index)") || $0.hasPrefix(".appear\(index)") }
+            XCTAssertEqual(left, ["appear\(index).mp4\(appearing)"], "only their file, nothing of ours")
+        }
+    }
+
     func testImpossibleOutputPathIsWriteFailedAndLeavesNothing() throws {
         let blocker = work.appendingPathComponent("a-file")
         try Data("x".utf8).write(to: blocker)
@@ -403,6 +609,24 @@ final class ExportCLITests: XCTestCase {
             try export(try TestEnvironment.fixture("clip.mp4"), output, ["--preset", "nope"]),
             code: "INVALID_ARGUMENT", status: 64)
         XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+    }
+
+    /// A file cut short with its index intact (a download or a recording stopped at 40 % or 90 %) reaches a clean
+    /// end of stream with part of its frames: that is DECODE_FAILED and nothing at OUT, never a short export.
+    func testASourceCutShortIsDecodeFailedAndLeavesNothing() throws {
+        for name in ["truncated-faststart.mp4", "truncated90-faststart.mp4"] {
+            let output = work.appendingPathComponent("cut-\(name)").path
+            let result = try export(try TestEnvironment.fixture(name), output, ["--max-width", "160"])
+            assertFailure(result, code: "DECODE_FAILED", status: 68)
+            XCTAssertTrue(result.stderr.contains("of its 90 frames could be decoded"), result.stderr)
+            XCTAssertEqual(names(in: work).filter { $0 != "workspace" }, [], "nothing at OUT, nothing beside it")
+        }
+        let records = names(in: workspace.appendingPathComponent("records")).filter { $0.hasSuffix("-failed.json") }
+        XCTAssertEqual(records.count, 2)
+        // The whole clip, and a cut of it, still export.
+        let whole = try export(
+            try TestEnvironment.fixture("clip-faststart.mp4"), work.appendingPathComponent("w.mp4").path)
+        XCTAssertEqual(whole.status, 0, whole.stderr)
     }
 
     func testRequestsThatCannotBeExportedAreRefusedWithTheirCodes() throws {
@@ -453,6 +677,80 @@ final class ExportCLITests: XCTestCase {
         assertFailure(
             try export(server.url("/status/404/clip.mp4"), work.appendingPathComponent("r2.mp4").path),
             code: "REMOTE_FETCH_FAILED", status: 69)
+    }
+
+    /// README's own example: `--header 'Authorization: Bearer x'` failed in export (`could not set property
+    /// "extra-headers"`) while thumb and probe took it. A value with spaces (and quotes) reaches the server from
+    /// every command, and from the printed `--dry-run` command.
+    func testHeaderValuesWithSpacesReachTheServerFromEveryCommand() throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        let value = "Bearer x \"y\" z\\"
+        server.requiredHeader = ("Authorization", value)
+        let header = ["--header", "Authorization: \(value)"]
+        let source = server.url("/auth/clip.mp4")
+        let output = work.appendingPathComponent("auth.mp4").path
+        let cache = work.appendingPathComponent("cache").path
+
+        let exported = try export(source, output, header + ["--max-width", "160"])
+        XCTAssertEqual(exported.status, 0, exported.stderr)
+        XCTAssertEqual(try stream(output, "v:0")["nb_frames"], "90")
+        for arguments in [
+            ["thumb", source, "--cache-dir", cache], ["probe", source],
+            ["preview", source, "-o", work.appendingPathComponent("p.jpg").path, "--mezzanine", "off"],
+            ["mezzanine", source, "--cache-dir", work.appendingPathComponent("mezz").path],
+        ] {
+            let result = try Run.ftgst(arguments + header, timeout: 120)
+            XCTAssertEqual(result.status, 0, "\(arguments.first ?? ""): \(result.stderr)")
+        }
+        let dry = try export(source, work.appendingPathComponent("auth-dry.mp4").path, header + ["--dry-run"])
+        XCTAssertEqual(dry.status, 0, dry.stderr)
+        XCTAssertFalse(dry.stdout.isEmpty)
+        server.clearRequests()
+        let ran = try Run.process(URL(fileURLWithPath: "/bin/bash"), ["-c", dry.stdout], timeout: 120)
+        XCTAssertEqual(ran.status, 0, ran.stderr)
+        let sent = server.requests.filter { $0.path == "/auth/clip.mp4" }.map { $0.headers["authorization"] }
+        XCTAssertFalse(sent.isEmpty, "the printed command fetched the source")
+        XCTAssertEqual(Set(sent), [value], "the header arrived whole from the printed command")
+    }
+
+    /// A password or a query token in the source's URL is hidden in every file the export leaves on disk (the
+    /// sidecar, the benchmark record, the failure record), as header values are.
+    func testSecretsInTheSourceURLAreNotWrittenToDisk() throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        func secretURL(_ path: String) -> String {
+            server.url(path).replacingOccurrences(of: "http://", with: "http://user:PASSW0RD@") + "?token=T0KEN&x=1"
+        }
+        let output = work.appendingPathComponent("secret.mp4").path
+        let result = try export(secretURL("/media/clip.mp4"), output, ["--max-width", "160"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        for file in [output + ".ftgst.json", output + ".ftgst-bench.json"] {
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            XCTAssertFalse(text.contains("PASSW0RD"), "\(file): \(text)")
+            XCTAssertFalse(text.contains("T0KEN"), "\(file): \(text)")
+            XCTAssertTrue(text.contains("user:***@127.0.0.1"), "\(file): \(text)")
+            XCTAssertTrue(text.contains("token=***&x=***"), "\(file): \(text)")
+        }
+
+        let failed = try export(secretURL("/status/404/clip.mp4"), work.appendingPathComponent("f.mp4").path)
+        assertFailure(failed, code: "REMOTE_FETCH_FAILED", status: 69)
+        let folder = workspace.appendingPathComponent("records")
+        let records = names(in: folder).filter { $0.hasSuffix("-failed.json") }
+        XCTAssertEqual(records.count, 1, "\(names(in: folder))")
+        for name in records {
+            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+            XCTAssertFalse(text.contains("PASSW0RD") || text.contains("T0KEN"), text)
+            XCTAssertTrue(text.contains("user:***@"), text)
+        }
     }
 
     // MARK: - Busy, cancel, signals
@@ -601,6 +899,19 @@ final class ExportCLITests: XCTestCase {
         let frames = record["frames"] as? Int ?? 0
         XCTAssertGreaterThan(frames, 0, "it was cancelled mid-render", file: file, line: line)
         XCTAssertLessThan(frames, SlowRemoteClip.frames, "it was cancelled mid-render", file: file, line: line)
+        assertEndsCancelled(run, reason: reason, file: file, line: line)
+    }
+
+    /// The JSON lines end with how the export ended: a `cancelled` event with the code, reason and exit status.
+    private func assertEndsCancelled(
+        _ run: RunningExport, reason: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        let last = run.events.last
+        XCTAssertEqual(last?["event"] as? String, "cancelled", "\(run.stdout)", file: file, line: line)
+        XCTAssertEqual(last?["code"] as? String, "CANCELLED", file: file, line: line)
+        XCTAssertEqual(last?["reason"] as? String, reason, file: file, line: line)
+        XCTAssertEqual(last?["exitStatus"] as? Int, 130, file: file, line: line)
+        XCTAssertEqual(run.events.filter { $0["event"] as? String == "cancelled" }.count, 1, file: file, line: line)
     }
 
     /// Starts exporting the slow clip to `output`, waits until it renders (unless `waitForRendering` is false).
@@ -660,6 +971,7 @@ final class ExportCLITests: XCTestCase {
         XCTAssertLessThan(running.waitForExit(), Self.promptStop)
         XCTAssertEqual(running.exitStatus, 130)
         XCTAssertEqual(names(in: work).filter { $0 != "workspace" }, [], "no OUT, no .part, no sidecar")
+        assertEndsCancelled(running, reason: "userInterrupt")
     }
 
     func testSIGTERMCancelsWithReasonTerminated() throws {

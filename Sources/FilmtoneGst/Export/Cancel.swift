@@ -98,7 +98,9 @@ public enum ExportSignals {
     // Written once before the handlers are installed, then only read (from the handler).
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
 
-    public static func install() {
+    /// `beforeForcedExit` runs on the signal thread just before a second signal exits the process (the CLI ends
+    /// its progress stream with it); the first call's is kept.
+    public static func install(beforeForcedExit: (@Sendable (CancelReason) -> Void)? = nil) {
         guard !installed.isSet() else { return }
         installed.set()
         var fds: [Int32] = [0, 0]
@@ -127,6 +129,7 @@ public enum ExportSignals {
                 if RunningExports.shared.signal(reason) {
                     // The user insists: stop now, but still leave no half-written file behind.
                     StagedFile.removeAllInFlight()
+                    beforeForcedExit?(reason)
                     exit(130)
                 }
             }

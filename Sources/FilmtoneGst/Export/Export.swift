@@ -115,8 +115,14 @@ public func exportCommandLine(
             for: request, source: report,
             among: try ExportPresets.all(environment: environment))
         let plan = try ExportPlan.make(request, source: report, preset: preset)
+        if let setting = ExportPlan.inexpressible(plan.settings), case .text(let value) = setting.value {
+            throw FilmtoneError(
+                .invalidArgument,
+                "\(value.debugDescription) ends in \\ or \": gst-launch-1.0 cannot be given it as a property value, "
+                    + "so --dry-run cannot print this export (ftgst export without --dry-run runs it)")
+        }
         let plugins = ExportPlan.needsPlugin(plan.words) ? ExportRun.pluginDirectory(environment) : nil
-        return ExportPlan.shellCommand(words: plan.words, pluginDirectory: plugins)
+        return ExportPlan.shellCommand(words: plan.commandWords(plan.settings), pluginDirectory: plugins)
     }
 }
 
@@ -206,10 +212,11 @@ struct ExportRun {
             // Rendering
             let staging = try ExportRun.stagingFile(for: request)
             let frames = try render(
-                plan.words(writingTo: staging.path), totalFrames: plan.totalFrames,
+                plan.words, settings: plan.settings(writingTo: staging.path), totalFrames: plan.totalFrames,
                 sourceDuration: source.durationMilliseconds, startingAt: renderingStart,
                 cancelReason: cancelReason, report: report, record: record)
             record.frames = frames
+            try ExportPlan.checkComplete(rendered: frames, expected: plan.totalFrames, exact: plan.totalFramesIsExact)
             record.lap(.rendering)
 
             // Finalizing
@@ -229,24 +236,16 @@ struct ExportRun {
             let result = ExportResult(
                 path: request.output.path, preset: preset.name, width: plan.width, height: plan.height,
                 durationMilliseconds: output?.durationMilliseconds, frames: frames, sizeBytes: sizeBytes,
-                sidecar: request.output.path + ".ftgst.json", benchmark: request.output.path + ".ftgst-bench.json",
+                sidecar: request.sidecar.path, benchmark: request.benchmark.path,
                 elapsedMilliseconds: record.elapsedMilliseconds)
-            let sidecar = try StagedFile(beside: URL(fileURLWithPath: result.sidecar))
+            let sidecar = try StagedFile(beside: request.sidecar)
             try sidecar.write(record.sidecarBytes(plan: plan))
             try sidecar.sync()
             record.lap(.finalizing)
-            let benchmark = try StagedFile(beside: URL(fileURLWithPath: result.benchmark))
+            let benchmark = try StagedFile(beside: request.benchmark)
             try benchmark.write(record.benchmarkBytes(outcome: .ok))
             try benchmark.sync()
-            try ExportRun.place(staging, overwrite: request.options.overwrite)
-            for file in [sidecar, benchmark] {
-                do {
-                    try file.commit(replacing: true)
-                } catch {
-                    unlink(request.output.path)
-                    throw error
-                }
-            }
+            try ExportRun.placeAll([sidecar, benchmark, staging], overwrite: request.options.overwrite)
             report(
                 ExportProgress(
                     stage: .finalizing, progress: 1, currentFrame: frames,
@@ -272,16 +271,17 @@ struct ExportRun {
         if let reason { throw FilmtoneError(.cancelled, reason.rawValue) }
     }
 
-    /// Plays the pipeline `words` describe to its end, reporting progress every ~150 ms. Returns the frames
-    /// rendered.
+    /// Plays the pipeline `words` describe, with `settings` set on it, to its end, reporting progress every
+    /// ~150 ms. Returns the frames rendered.
     private func render(
-        _ words: [String], totalFrames: Int64?, sourceDuration: Int64?, startingAt: Double,
-        cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void,
+        _ words: [String], settings: [ExportPlan.Setting], totalFrames: Int64?, sourceDuration: Int64?,
+        startingAt: Double, cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void,
         record: ExportRecorder
     ) throws -> Int64 {
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let pipeline = try Pipeline(words: words)
         defer { pipeline.stop() }
+        try ExportRun.apply(settings, to: pipeline)
         let counter = FrameCounter()
         guard let pad = try pipeline.element(named: "size").staticPad("src") else {
             throw FilmtoneError(.internalError, "the size filter has no src pad")
@@ -398,6 +398,19 @@ struct ExportRun {
         return result
     }
 
+    /// Sets the user's values on the parsed pipeline's named elements, each as a typed property (a string, or
+    /// the headers as a `GstStructure` built field by field): no user text is ever parsed as pipeline text.
+    static func apply(_ settings: [ExportPlan.Setting], to pipeline: Pipeline) throws {
+        for setting in settings {
+            let value: PropertyValue
+            switch setting.value {
+            case .text(let text): value = .string(text)
+            case .headers(let headers): value = .structure(name: "headers", fields: headers.map { ($0.name, $0.value) })
+            }
+            try pipeline.element(named: setting.element).setProperty(setting.property, value)
+        }
+    }
+
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
@@ -454,29 +467,45 @@ struct ExportRun {
 
     // MARK: - Output file
 
-    /// Checks OUT can be written (its folder exists, it is not a folder, it is absent unless `--overwrite`) and
-    /// creates the staged file beside it.
+    /// Checks OUT, its sidecar and its record can be written (no folder at their names; absent unless
+    /// `--overwrite`) and creates the staged file beside OUT.
     static func stagingFile(for request: ExportRequest) throws -> StagedFile {
-        let output = request.output
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: output.path, isDirectory: &isDirectory) {
+        for (what, target) in [
+            ("output", request.output), ("sidecar", request.sidecar), ("benchmark record", request.benchmark),
+        ] {
+            var isDirectory: ObjCBool = false
+            guard
+                FileManager.default.fileExists(atPath: target.path, isDirectory: &isDirectory)
+                    || StagedFile.identity(of: target.path) != nil  // a dangling symlink is someone's name too
+            else { continue }
             guard !isDirectory.boolValue else {
-                throw FilmtoneError(.writeFailed, "the output is a folder: \(output.path)")
+                throw FilmtoneError(.writeFailed, "the \(what) is a folder: \(target.path)")
             }
             guard request.options.overwrite else {
-                throw FilmtoneError(.writeFailed, "the output exists (use --overwrite): \(output.path)")
+                throw FilmtoneError(.writeFailed, "the \(what) exists (use --overwrite): \(target.path)")
             }
         }
-        return try StagedFile(beside: output)
+        return try StagedFile(beside: request.output)
     }
 
-    /// Moves the finished file into place: replacing OUT only with `--overwrite`, so an OUT that appeared
-    /// meanwhile is kept.
-    static func place(_ staging: StagedFile, overwrite: Bool) throws {
+    /// Places the sidecar, the record and OUT, in that order, all or nothing: each is linked into place without
+    /// `--overwrite` (a file that is there, even one that appeared meanwhile, fails the export and is kept) and
+    /// renamed over an existing one with it. OUT comes last, so no OUT is ever left without its sidecar. A
+    /// failure takes back what this export had placed, each only while its name is still the file it wrote
+    /// (`StagedFile.withdraw`), and leaves the rest in flight for the staged files' own clean-up.
+    static func placeAll(_ files: [StagedFile], overwrite: Bool) throws {
+        var placed: [StagedFile] = []
         do {
-            try staging.commit(replacing: overwrite)
-        } catch let exists as StagedFile.TargetExists {
-            throw FilmtoneError(.writeFailed, "the output appeared while exporting (use --overwrite): \(exists.path)")
+            for file in files {
+                try file.commit(replacing: overwrite)
+                placed.append(file)
+            }
+        } catch {
+            for file in placed.reversed() { file.withdraw() }
+            if let exists = error as? StagedFile.TargetExists {
+                throw FilmtoneError(.writeFailed, "\(exists.path) appeared while exporting (use --overwrite)")
+            }
+            throw error
         }
     }
 }

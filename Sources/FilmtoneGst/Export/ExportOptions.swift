@@ -1,6 +1,7 @@
 import FilmtoneCore
 import FilmtoneLooks
 import Foundation
+import Glibc
 
 /// What `runExport` is asked for: `source` decoded, made upright, scaled, looked and encoded with a preset
 /// into `output`. The fields it shares with a preview (source, output, headers, LUTs, intensity, interpolation,
@@ -134,10 +135,20 @@ struct ExportRequest {
         source = try MediaSource.parse(options.source)
         headers = try options.headers.map(HTTPHeader.parse)
         output = render.output
-        if case .local(let path) = source, path == output.path {
-            throw invalid("the output would overwrite the source: \(path)")
+        // OUT and its sidecar and record must not be one of the inputs, even with --overwrite: whatever the path
+        // (a symlink, a hard link), the same file is the same file.
+        let targets = [
+            ("output", output), ("sidecar", ExportRequest.sidecar(of: output)),
+            ("benchmark record", ExportRequest.benchmark(of: output)),
+        ]
+        func refuseOverwriting(_ input: String, _ what: String) throws {
+            for (name, target) in targets where ExportRequest.isSameFile(input, target.path) {
+                throw invalid("the \(name) would overwrite the \(what): \(input)")
+            }
         }
+        if case .local(let path) = source { try refuseOverwriting(path, "source") }
         let look = try render.look()
+        for lut in [look.inputLUT, look.creativeLUT].compactMap({ $0 }) { try refuseOverwriting(lut, "LUT") }
         self.look = look.isEmpty ? nil : look
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         let folder =
@@ -145,5 +156,22 @@ struct ExportRequest {
             ?? URL(fileURLWithPath: Workspace.defaultFolder(environment))
         workspace = Workspace(folder: folder)
         self.options = options
+    }
+
+    /// `OUT.ftgst.json`, the sidecar placed beside OUT.
+    var sidecar: URL { ExportRequest.sidecar(of: output) }
+    /// `OUT.ftgst-bench.json`, the benchmark record placed beside OUT.
+    var benchmark: URL { ExportRequest.benchmark(of: output) }
+
+    static func sidecar(of output: URL) -> URL { URL(fileURLWithPath: output.path + ".ftgst.json") }
+    static func benchmark(of output: URL) -> URL { URL(fileURLWithPath: output.path + ".ftgst-bench.json") }
+
+    /// The same path, or two names of one existing file (same device and inode).
+    static func isSameFile(_ a: String, _ b: String) -> Bool {
+        if (a as NSString).standardizingPath == (b as NSString).standardizingPath { return true }
+        var first = stat()
+        var second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 }

@@ -26,8 +26,12 @@ public enum ExportDepth: String, Sendable, CaseIterable {
 
 /// The pure part of an export: every decision that needs nothing but the request, the source's probe and the
 /// presets (`preset(for:source:among:)`, then `make(_:source:preset:)`: which preset, the kept range, the frame
-/// total, the size, audio and depth), and the preset's template filled in with them as gst-launch words. The same
-/// words are parsed in process (`gst_parse_launchv`) and printed by `--dry-run`, so the two cannot drift.
+/// total, the size, audio and depth), and the preset's template filled in with them as gst-launch words.
+///
+/// No user string is ever in those words: the source's path or URL, its headers, the LUT paths and OUT are
+/// `settings`, set as typed properties on named elements (`source`, `look`, `out`) of the parsed pipeline. The
+/// `--dry-run` command and the sidecar insert the same values, quoted, beside those names (`commandWords`), so the
+/// printed command and the pipeline that runs cannot drift.
 struct ExportPlan: Equatable {
     /// The preset whose template is filled.
     var preset: ExportPreset
@@ -41,6 +45,9 @@ struct ExportPlan: Equatable {
     var depth: Int
     /// Frames the export will render (`totalFrames(_:start:end:)`); nil when the source does not say.
     var totalFrames: Int64? = nil
+    /// Whether `totalFrames` is the probe's own count (the container's index, the whole source) rather than an
+    /// estimate from duration × rate.
+    var totalFramesIsExact: Bool = false
     /// Build (or find) the source's mezzanine before rendering.
     var buildsMezzanine: Bool = false
 
@@ -73,12 +80,27 @@ struct ExportPlan: Equatable {
         var output: String
     }
 
-    /// The words of the pipeline description writing OUT: what `--dry-run` prints and the sidecar records.
-    var words: [String] { words(writingTo: inputs.output) }
+    /// A value from the user, set on an element of the parsed template as a typed property: never pipeline text.
+    struct Setting: Equatable {
+        enum Value: Equatable {
+            case text(String)
+            /// souphttpsrc's `extra-headers`: a `GstStructure` named `headers`, one string field per header.
+            case headers([HTTPHeader])
+        }
 
-    /// The same pipeline writing `output` instead (the driver's staging file beside OUT): only `filesink`'s
-    /// location differs.
-    func words(writingTo output: String) -> [String] {
+        /// The element's name in the template (`source`, `look`, `out`).
+        var element: String
+        var property: String
+        var value: Value
+    }
+
+    /// The names of the elements that take the user's values.
+    static let sourceName = "source"
+    static let lookName = "look"
+    static let outputName = "out"
+
+    /// The words of the pipeline description, with no user value in them (`settings` holds those).
+    var words: [String] {
         var words: [String] = []
         for word in preset.template {
             switch word {
@@ -98,11 +120,81 @@ struct ExportPlan: Equatable {
             case "{trim}": words += ExportPlan.trimWords(inputs.trim, name: "trim")
             case "{audio}":
                 words += ExportPlan.audioWords(audio, trim: ExportPlan.trimWords(inputs.trim, name: "audiotrim"))
-            case "{output}": words += ["filesink", "location=\(output)"]
+            case "{output}": words += ["filesink", "name=\(ExportPlan.outputName)"]
             default: words.append(word)
             }
         }
         return ExportPlan.collapseLinks(words)
+    }
+
+    /// The user's values writing OUT: the source's location (and headers), the LUT paths, `filesink`'s location.
+    var settings: [Setting] { settings(writingTo: inputs.output) }
+
+    /// The same values writing `output` instead (the driver's staging file beside OUT): only `filesink`'s
+    /// location differs.
+    func settings(writingTo output: String) -> [Setting] {
+        var settings: [Setting] = []
+        switch inputs.source {
+        case .local(let path):
+            settings.append(Setting(element: ExportPlan.sourceName, property: "location", value: .text(path)))
+        case .remote(let url):
+            settings.append(
+                Setting(element: ExportPlan.sourceName, property: "location", value: .text(url.absoluteString)))
+            if !inputs.headers.isEmpty {
+                settings.append(
+                    Setting(element: ExportPlan.sourceName, property: "extra-headers", value: .headers(inputs.headers)))
+            }
+        }
+        if let look = inputs.look {
+            if let input = look.inputLUT {
+                settings.append(Setting(element: ExportPlan.lookName, property: "input-lut", value: .text(input)))
+            }
+            if let creative = look.creativeLUT {
+                settings.append(Setting(element: ExportPlan.lookName, property: "creative-lut", value: .text(creative)))
+            }
+        }
+        settings.append(Setting(element: ExportPlan.outputName, property: "location", value: .text(output)))
+        return settings
+    }
+
+    /// The words of a gst-launch description that carries `settings` too, each as `property="value"` right after
+    /// its element's `name=` word: what `--dry-run` prints and the sidecar records. `redactingHeaders` puts a
+    /// placeholder in place of the headers (secrets do not belong in a file).
+    func commandWords(_ settings: [Setting], redactingHeaders: Bool = false) -> [String] {
+        var words: [String] = []
+        for word in self.words {
+            words.append(word)
+            guard word.hasPrefix("name=") else { continue }
+            let name = String(word.dropFirst("name=".count))
+            for setting in settings where setting.element == name {
+                let text: String
+                switch setting.value {
+                case .text(let value): text = value
+                case .headers(let headers):
+                    text =
+                        redactingHeaders
+                        ? "headers, redacted=(string)true;" : ExportPlan.headerStructure(headers)
+                }
+                words.append("\(setting.property)=\(ExportPlan.launchQuote(text))")
+            }
+        }
+        return words
+    }
+
+    /// The first value gst-launch's parser cannot be given back exactly (`launchQuote`), if any.
+    static func inexpressible(_ settings: [Setting]) -> Setting? {
+        settings.first { setting in
+            guard case .text(let value) = setting.value else { return false }
+            return value.hasSuffix("\\") || value.hasSuffix("\"")
+        }
+    }
+
+    /// A property value as gst-launch's parser reads it back exactly: in double quotes, `"` and `\` escaped.
+    /// gst-launch joins its arguments into one description (escaping spaces outside quotes) and its lexer then
+    /// takes a quoted string whole, tabs, newlines, `!` and `=` included. One case it cannot read back: a value
+    /// ending in `\` or `"` makes the closing quote look escaped (`inexpressible` finds those).
+    static func launchQuote(_ value: String) -> String {
+        "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     /// Fills `preset`'s template. Throws `UNSUPPORTED_FORMAT` when `--audio copy` cannot be honoured,
@@ -200,13 +292,7 @@ struct ExportPlan: Equatable {
     }
 
     private static func sourceWords(_ inputs: Inputs, audio: AudioMode) -> [String] {
-        var words: [String]
-        switch inputs.source {
-        case .local(let path): words = ["filesrc", "location=\(path)"]
-        case .remote(let url):
-            words = ["souphttpsrc", "location=\(url.absoluteString)"]
-            if !inputs.headers.isEmpty { words.append("extra-headers=\(headerStructure(inputs.headers))") }
-        }
+        var words = [inputs.source.isRemote ? "souphttpsrc" : "filesrc", "name=\(sourceName)"]
         if inputs.isJPEG { words += ["!", "jpegparse"] }
         // decodebin stops at `caps`: compressed AAC for a copy, raw otherwise; streams that match none of them
         // are not exposed (no decoding of audio that is not wanted).
@@ -219,14 +305,16 @@ struct ExportPlan: Equatable {
         return words + ["!", "decodebin", "name=src", "caps=\(caps)", "expose-all-streams=false"]
     }
 
-    /// souphttpsrc's `extra-headers` as a serialized GstStructure: `headers, Name=(string)"value"`.
+    /// souphttpsrc's `extra-headers` as a serialized GstStructure, for the printed command only (the export sets
+    /// the structure built in code): `headers, Name=(string)"value";`. The `;` ends the structure, so its text
+    /// never ends in `"` (which `launchQuote` could not give back).
     static func headerStructure(_ headers: [HTTPHeader]) -> String {
         let fields = headers.map { header -> String in
             let escaped = header.value.replacingOccurrences(of: "\\", with: "\\\\")
                 .replacingOccurrences(of: "\"", with: "\\\"")
             return "\(header.name)=(string)\"\(escaped)\""
         }
-        return (["headers"] + fields).joined(separator: ",")
+        return (["headers"] + fields).joined(separator: ", ") + ";"
     }
 
     /// Whether the pipeline uses an element of ftgst's own plugin (`ftlut`, `fttrim`): then `--dry-run` and the
@@ -236,9 +324,7 @@ struct ExportPlan: Equatable {
     }
 
     private static func lookWords(_ look: LookSettings) -> [String] {
-        var words = [LUTFilterElement.factoryName, "name=look"]
-        if let input = look.inputLUT { words.append("input-lut=\(input)") }
-        if let creative = look.creativeLUT { words.append("creative-lut=\(creative)") }
+        var words = [LUTFilterElement.factoryName, "name=\(lookName)"]
         words.append("intensity=\(look.intensity)")
         words.append("interpolation=\(look.interpolation.rawValue)")
         return words
@@ -337,6 +423,9 @@ struct ExportPlan: Equatable {
                 maxHeight: options.maxHeight, look: request.look, depth: options.depth, sourceDepth: video.bitDepth,
                 trim: trim, audio: options.audio, sourceAudioCodec: source.audio?.codec, output: request.output.path))
         plan.totalFrames = totalFrames(source, start: options.startMilliseconds, end: options.endMilliseconds)
+        plan.totalFramesIsExact =
+            !source.isImage && trim.isWhole && options.startMilliseconds == nil && options.endMilliseconds == nil
+            && (video.frameCount ?? 0) > 0
         plan.buildsMezzanine = options.mezzanine
         return plan
     }
@@ -373,6 +462,21 @@ struct ExportPlan: Equatable {
         let first = (from * rate + 1e-6).rounded(.down)
         let last = (to * rate - 1e-6).rounded(.up)
         return max(0, Int64(last - first))
+    }
+
+    /// A clean end of stream with fewer frames than the source holds is a source cut short (a half-written or
+    /// half-downloaded file whose index still lists every frame): `DECODE_FAILED`, never a short export. The
+    /// probe's own count allows 2 frames or 2 % less (a decoder may drop a broken last frame); an estimate
+    /// from duration × rate (a cut, a container without a count) allows 10 %. Without a total nothing is
+    /// checked.
+    static func checkComplete(rendered: Int64, expected: Int64?, exact: Bool) throws {
+        guard let expected, expected > 0 else { return }
+        let allowed = max(2, expected / (exact ? 50 : 10))
+        guard rendered < expected - allowed else { return }
+        throw FilmtoneError(
+            .decodeFailed,
+            "the source ended early: \(rendered) of its \(expected) frames could be decoded "
+                + "(is the file cut short or still being written?)")
     }
 
     // MARK: - Shell

@@ -79,7 +79,8 @@ final class ExportRecorder {
                     ]))
             }
         }
-        let words = plan.words.map(ExportRecorder.redactWord)
+        // Secrets in HTTP headers do not belong in a file left beside a video.
+        let words = plan.commandWords(plan.settings, redactingHeaders: true)
         return .object([
             ("ftgst", .string(FilmtoneVersion.string)), ("gstreamer", .string(GstRuntime.version)),
             ("request", request.options.json),
@@ -101,12 +102,6 @@ final class ExportRecorder {
             ("source", source?.json ?? .null),
             ("output", output?.json ?? .null),
         ])
-    }
-
-    /// Secrets in HTTP headers do not belong in a file left beside a video.
-    static func redactWord(_ word: String) -> String {
-        guard word.hasPrefix("extra-headers=") else { return word }
-        return "extra-headers=headers,redacted=(string)true"
     }
 
     func benchmark(outcome: Outcome) -> JSONValue {
@@ -144,10 +139,38 @@ final class ExportRecorder {
     }
 
     /// The sidecar file's contents: one JSON object and a newline.
-    func sidecarBytes(plan: ExportPlan) -> [UInt8] { Array((sidecar(plan: plan).serialized + "\n").utf8) }
+    func sidecarBytes(plan: ExportPlan) -> [UInt8] {
+        Array((redactingURLs(sidecar(plan: plan)).serialized + "\n").utf8)
+    }
 
     /// The benchmark record's contents: one JSON object and a newline.
-    func benchmarkBytes(outcome: Outcome) -> [UInt8] { Array((benchmark(outcome: outcome).serialized + "\n").utf8) }
+    func benchmarkBytes(outcome: Outcome) -> [UInt8] {
+        Array((redactingURLs(benchmark(outcome: outcome)).serialized + "\n").utf8)
+    }
+
+    // MARK: - Secrets
+
+    /// Every string of `value` with a remote source's URL (as typed, and as GStreamer spells it) replaced by
+    /// `MediaSource.redacted`'s form: a password or a query token in the URL does not belong in a file left on
+    /// disk, wherever it shows (the request, the pipeline and command, a probe, an error message), as header values
+    /// do not.
+    func redactingURLs(_ value: JSONValue) -> JSONValue {
+        guard case .remote(let url) = request.source else { return value }
+        let spellings = Set([request.options.source, url.absoluteString]).sorted { $0.count > $1.count }
+        let replacements = spellings.map { ($0, MediaSource.redacted($0)) }.filter { $0.0 != $0.1 }
+        guard !replacements.isEmpty else { return value }
+        func redact(_ value: JSONValue) -> JSONValue {
+            switch value {
+            case .string(var text):
+                for (secret, shown) in replacements { text = text.replacingOccurrences(of: secret, with: shown) }
+                return .string(text)
+            case .array(let items): return .array(items.map(redact))
+            case .object(let fields): return .object(fields.map { ($0.0, redact($0.1)) })
+            case .int, .double, .bool, .null: return value
+            }
+        }
+        return redact(value)
+    }
 
     /// `records/<time>-<pid>-<result>.json`; a failure to write it is not the export's error.
     func writeFailureRecord(in folder: URL, outcome: Outcome) {

@@ -12,10 +12,7 @@ public enum MediaSource: Equatable, Sendable {
         throws -> MediaSource
     {
         guard !text.isEmpty else { throw FilmtoneError(.invalidURL, "empty source") }
-        // Scalars, not Characters: "\r\n" is one Character that equals neither "\r" nor "\n".
-        guard !text.unicodeScalars.contains(where: { $0 == "\0" || $0 == "\n" || $0 == "\r" }) else {
-            throw FilmtoneError(.invalidURL, "source contains a control character")
-        }
+        try refuseControlCharacters(text, as: "source", code: .invalidURL)
         guard let scheme = schemePrefix(of: text) else {
             let path = text.hasPrefix("/") ? text : (directory as NSString).appendingPathComponent(text)
             return .local(path: (path as NSString).standardizingPath)
@@ -30,6 +27,8 @@ public enum MediaSource: Equatable, Sendable {
                 throw FilmtoneError(.invalidURL, "file URI names a remote host '\(host)': \(text)")
             }
             guard url.path.hasPrefix("/") else { throw FilmtoneError(.invalidURL, "file URI has no path: \(text)") }
+            // `%0A` is a newline once decoded: the path is held to the same rule as one typed as it is.
+            try refuseControlCharacters(url.path, as: "source", code: .invalidURL)
             return .local(path: url.path)
         case "http", "https":
             guard let url = URL(string: text), let host = url.host, !host.isEmpty else {
@@ -40,6 +39,42 @@ public enum MediaSource: Equatable, Sendable {
             throw FilmtoneError(
                 .invalidURL, "unsupported scheme '\(scheme)' (use a path, file://, http:// or https://)")
         }
+    }
+
+    /// The rule for control characters, the same in every command: a source, an output or a LUT path holding one
+    /// (U+0000–U+001F or U+007F: a tab, a newline, an escape…; typed, or percent-encoded in a `file://` URI) is
+    /// refused before anything runs, with the character named. No such file name is needed in practice, and each
+    /// one breaks some reader downstream (a terminal, a record's line, a `gst-launch-1.0` command).
+    package static func refuseControlCharacters(_ text: String, as what: String, code: FilmtoneError.Code) throws {
+        // Scalars, not Characters: "\r\n" is one Character that equals neither "\r" nor "\n".
+        guard let bad = text.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return }
+        let name = String(format: "U+%04X", bad.value)
+        throw FilmtoneError(
+            code,
+            "the \(what) contains a control character (\(name)), which ftgst does not accept: \(text.debugDescription)")
+    }
+
+    /// An http(s) URL as files on disk may keep it: the password (or a user name given alone, the `TOKEN@host`
+    /// form) and every query value replaced by `***` (`http://user:***@host/a.mp4?token=***`), as header values
+    /// are. Anything else is returned as it is.
+    package static func redacted(_ text: String) -> String {
+        guard var components = URLComponents(string: text),
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else { return text }
+        if components.percentEncodedPassword != nil {
+            components.percentEncodedPassword = "***"
+        } else if components.percentEncodedUser != nil {
+            components.percentEncodedUser = "***"
+        }
+        if let query = components.percentEncodedQuery {
+            components.percentEncodedQuery = query.split(separator: "&", omittingEmptySubsequences: false).map {
+                item -> String in
+                guard !item.isEmpty else { return "" }
+                guard let equals = item.firstIndex(of: "=") else { return "***" }
+                return item[..<equals] + "=***"
+            }.joined(separator: "&")
+        }
+        return components.string ?? text
     }
 
     /// RFC 3986 scheme: a letter, then letters, digits, `+`, `-`, `.`, then `:`.

@@ -121,6 +121,10 @@ struct RenderRequest {
     init(_ options: RenderOptions) throws {
         func invalid(_ message: String) -> FilmtoneError { FilmtoneError(.invalidArgument, message) }
         guard let output = options.output, !output.isEmpty else { throw invalid("an output path is required (-o OUT)") }
+        try MediaSource.refuseControlCharacters(output, as: "output path", code: .invalidArgument)
+        for lut in [options.inputLUT, options.creativeLUT].compactMap({ $0 }) {
+            try MediaSource.refuseControlCharacters(lut, as: "LUT path", code: .invalidArgument)
+        }
         guard options.intensity.isFinite, (0...1).contains(options.intensity) else {
             throw invalid("--intensity must be between 0 and 1")
         }
