@@ -89,6 +89,34 @@ final class PreviewAndExportOptionsTests: XCTestCase {
         }
     }
 
+    func testAPreviewsEncodingFollowsItsOutputsExtensionOrIsRefused() throws {
+        func format(_ named: String?, _ output: String) throws -> ImageFormat {
+            try PreviewRequest.outputFormat(named: named, output: URL(fileURLWithPath: output))
+        }
+        XCTAssertEqual(try format(nil, "/o/a.jpg"), .jpeg)
+        XCTAssertEqual(try format(nil, "/o/a.JPEG"), .jpeg)
+        XCTAssertEqual(try format(nil, "/o/a.png"), .png)
+        XCTAssertEqual(try format(nil, "/o/a"), .png)
+        XCTAssertEqual(try format("jpeg", "/o/a"), .jpeg)
+        XCTAssertEqual(try format("JPG", "/o/a.jpeg"), .jpeg)
+        for (named, output, code) in [
+            (nil, "/o/a.webp", FilmtoneError.Code.unsupportedFormat), ("png", "/o/a.webp", .unsupportedFormat),
+            ("gif", "/o/a.png", .unsupportedFormat), ("png", "/o/a.jpg", .invalidArgument),
+            ("jpeg", "/o/a.png", .invalidArgument),
+        ] as [(String?, String, FilmtoneError.Code)] {
+            XCTAssertThrowsError(try format(named, output), "\(named ?? "nil") \(output)") {
+                XCTAssertEqual(($0 as? FilmtoneError)?.code, code, "\($0)")
+            }
+        }
+        var options = PreviewOptions(source: "/media/a.mp4")
+        options.output = "/out/a.webp"
+        XCTAssertThrowsError(try PreviewRequest(options)) {
+            XCTAssertEqual(($0 as? FilmtoneError)?.code, .unsupportedFormat)
+        }
+        options.output = "/out/a.jpg"
+        XCTAssertEqual(try PreviewRequest(options).format, .jpeg, "the library honours the extension too")
+    }
+
     func testExportRequestIsThePreviewsPlusTheExportFields() throws {
         let options = try ExportOptions.fromJSON(
             try json([
