@@ -81,6 +81,14 @@ final class PreviewAndExportOptionsTests: XCTestCase {
         assertRefused("request: 'timeMs' must be a whole number") {
             try PreviewOptions.fromJSON(try self.json(["source": "a.mp4", "timeMs": 1.5]))
         }
+        // 0 and 1 are numbers (Foundation on Linux reads them as booleans), true is not.
+        let zeroOne = try PreviewOptions.fromJSON(
+            Data(#"{"source": "a.mp4", "intensity": 1, "toleranceMs": 0, "timeMs": 1, "quality": 0}"#.utf8))
+        XCTAssertEqual([zeroOne.intensity, zeroOne.quality], [1, 0])
+        XCTAssertEqual([zeroOne.toleranceMilliseconds, zeroOne.timeMilliseconds], [0, 1])
+        assertRefused("request: not valid JSON: duplicate key 'intensity' at byte 38") {
+            try PreviewOptions.fromJSON(Data(#"{"source": "a.mp4", "intensity": 0.5, "intensity": 1}"#.utf8))
+        }
         assertRefused("request: 'headers' must be a list of strings") {
             try PreviewOptions.fromJSON(try self.json(["source": "a.mp4", "headers": "X-A: 1"]))
         }
@@ -137,6 +145,14 @@ final class PreviewAndExportOptionsTests: XCTestCase {
             [options.timeoutMilliseconds, options.startMilliseconds, options.endMilliseconds],
             [5000, 100, 900])
         XCTAssertEqual(try ExportOptions.fromJSON(try json(["source": "a.mp4", "depth": "8"])).depth, .eight)
+        let zero = try ExportOptions.fromJSON(
+            Data(#"{"source": "a.mp4", "startMs": 0, "endMs": 1, "intensity": 0, "depth": 10.0}"#.utf8))
+        XCTAssertEqual([zero.startMilliseconds, zero.endMilliseconds], [0, 1])
+        XCTAssertEqual(zero.intensity, 0)
+        XCTAssertEqual(zero.depth, .ten)
+        assertRefused("request: not valid JSON: duplicate key 'startMs' at byte 34") {
+            try ExportOptions.fromJSON(Data(#"{"source": "a.mp4", "startMs": 0, "startMs": 5}"#.utf8))
+        }
         XCTAssertNil(try ExportOptions.fromJSON(try json(["source": "a.mp4"])).timeoutMilliseconds)
 
         assertRefused("request: unknown key 'bitrate'") {

@@ -184,17 +184,10 @@ enum LibrarySave {
 
     // MARK: - Steps
 
-    /// The source must be an existing regular file (symbolic links followed): a FIFO would block the copy.
+    /// The source must be an existing regular file that can be read (symbolic links followed): a FIFO would block
+    /// the copy. The same check, and the same `FILE_NOT_FOUND`, as every command that reads a source.
     static func checkSource(_ path: String) throws {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw FilmtoneError(.fileNotFound, "no such file: \(path)")
-        }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return
-        case S_IFDIR: throw FilmtoneError(.fileNotFound, "is a directory, not a file: \(path)")
-        default: throw FilmtoneError(.fileNotFound, "not a regular file: \(path)")
-        }
+        try MediaSource.checkReadableFile(path)
     }
 
     /// Creates the library folder (and parents). `WRITE_FAILED` if it cannot exist as a folder.
