@@ -11,7 +11,7 @@ enum ThumbCommand {
           --format jpeg|png     [jpeg]  --quality 0..1   [0.9, JPEG only]
           --cache-dir DIR       [$XDG_CACHE_HOME/ftgst/thumbnails]
           --cache-name NAME     [thumb-<uuid>]; an existing NAME is returned without decoding
-          --cache-cap-mb N      [100]; oldest files are evicted past it
+          --cache-max-mb N      [100]; oldest files are evicted past it (also --cache-cap-mb)
           --header 'Name: value'  sent on every HTTP request (repeatable)
           --timeout-ms N        deadline for the whole job [30000]
         prints {"uri":…,"path":…,"width":W,"height":H,"timeMs":T,"format":…,"cached":…}
@@ -22,9 +22,9 @@ enum ThumbCommand {
             words,
             options: [
                 "time-ms", "tolerance-ms", "max-width", "max-height", "format", "quality", "cache-dir",
-                "cache-name", "cache-cap-mb", "header", "timeout-ms",
+                "cache-name", "cache-max-mb", "header", "timeout-ms",
             ],
-            flags: ["help"])
+            flags: ["help"], aliases: ["cache-cap-mb": "cache-max-mb"])
         if arguments.has("help") {
             print(help)
             return
@@ -41,7 +41,7 @@ enum ThumbCommand {
         if let value = try arguments.double("quality") { options.quality = value }
         if let value = arguments.string("cache-dir") { options.cacheDirectory = value }
         if let value = arguments.string("cache-name") { options.cacheName = value }
-        if let value = try arguments.int("cache-cap-mb") { options.cacheCapMegabytes = value }
+        if let value = try arguments.int("cache-max-mb") { options.cacheCapMegabytes = value }
         if let value = try arguments.int("timeout-ms") { options.timeoutMilliseconds = value }
         options.headers = arguments.all("header")
 

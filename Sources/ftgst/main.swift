@@ -37,7 +37,12 @@ func runCommand(_ words: [String]) async throws {
     case "--version", "version":
         print("ftgst \(FilmtoneVersion.string) (\(FilmtoneRuntime.gstreamerVersion))")
     case "--help", "-h", "help": print(topLevelHelp)
-    default: throw usage("unknown command '\(command)' (see ftgst --help)")
+    default:
+        let commands: Set<String> = [
+            "thumb", "preview", "lut", "probe", "export", "presets", "cancel", "save", "share", "mezzanine",
+        ]
+        let nearest = Arguments.nearest(to: command, among: commands).map { " (did you mean \($0)?)" } ?? ""
+        throw usage("unknown command '\(command)'\(nearest) (see ftgst --help)")
     }
 }
 

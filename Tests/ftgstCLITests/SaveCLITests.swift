@@ -186,6 +186,19 @@ final class SaveCLITests: XCTestCase {
         assertFailure(busy, code: "WRITE_FAILED", status: 73)
         XCTAssertTrue(busy.stderr.contains("library busy"), busy.stderr)
         XCTAssertLessThan(Date().timeIntervalSince(began), 10)
+        // The deadline is an option too, and the option wins over the environment.
+        let optionBegan = Date()
+        let byOption = try Run.ftgst(
+            ["save", source.path, "--library", library.path, "--lock-timeout-ms", "300"],
+            environment: ["FTGST_LIBRARY_LOCK_TIMEOUT_MS": "600000"])
+        assertFailure(byOption, code: "WRITE_FAILED", status: 73)
+        XCTAssertTrue(byOption.stderr.contains("library busy"), byOption.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(optionBegan), 10, "--lock-timeout-ms 300 must be kept")
+        for bad in ["0", "-5", "soon"] {
+            assertFailure(
+                try Run.ftgst(["save", source.path, "--library", library.path, "--lock-timeout-ms", bad]),
+                code: "INVALID_ARGUMENT", status: 64)
+        }
         XCTAssertEqual(try visibleNames(library), [])
         try assertNoTemporaries(library)
 
