@@ -1,12 +1,13 @@
 import FilmtoneGst
 import Foundation
 
-/// `ftgst save FILE [--library DIR]`: copies an export into the pictures library, at most once per content.
+/// `ftgst save FILE [--library DIR]`: copies an export into the videos or pictures library, at most once per content.
 enum SaveCommand {
     static let help = """
         usage: ftgst save FILE [--library DIR] [--lock-timeout-ms N]
           FILE                  the file to save (a regular file), e.g. an export
-          --library DIR         the library folder [$(xdg-user-dir PICTURES)/Filmtone, else ~/Pictures/Filmtone]
+          --library DIR         the library folder [by FILE's content: a video $(xdg-user-dir VIDEOS)/Filmtone,
+                                else ~/Videos/Filmtone; audio MUSIC's; a picture or anything else PICTURES's]
           --lock-timeout-ms N   how long to wait for the library's lock [$FTGST_LIBRARY_LOCK_TIMEOUT_MS, else 30000]
         copies FILE into the library atomically, keeping its name (name-2.ext… on a collision), and prints
         {"path":…,"sha256":…}; content already in the library (same SHA-256, per the library's

@@ -13,7 +13,7 @@ let topLevelHelp = """
       export SOURCE -o OUT  decode, apply the look, encode with a preset (ftgst export --help)
       presets               list the export presets
       cancel [--workspace DIR]  stop the running export
-      save FILE [--library DIR]  copy an export into the pictures library, once (ftgst save --help)
+      save FILE [--library DIR]  copy an export into the videos or pictures library, once (ftgst save --help)
       share FILE [--print]  hand a file to the desktop's open/share handler (ftgst share --help)
       mezzanine SOURCE      build an intra-frame copy of a video for fast previews (ftgst mezzanine --help)
       --version             print versions
