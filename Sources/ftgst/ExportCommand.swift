@@ -17,7 +17,8 @@ enum ExportCommand {
           --start-ms N           keep from N ms of the source   --end-ms N   up to N ms (not included)
           --audio MODE           auto|copy|aac|none [auto: copy AAC, else re-encode to AAC]
           --depth 8|10|auto      bits between decoding and encoding [auto: the source's, capped by the preset]
-          --mezzanine            also build the source's mezzanine first (ftgst mezzanine), stage `mezzanine`
+          --build-mezzanine      also build the source's mezzanine first (ftgst mezzanine), stage `mezzanine`
+                                 (also --mezzanine)
           --overwrite            replace OUT if it exists (else WRITE_FAILED)
           --progress MODE        auto|bar|jsonl|none [auto: a bar on a terminal's stderr, else none]
           --workspace DIR        one export at a time per workspace [$XDG_RUNTIME_DIR/ftgst]
@@ -44,7 +45,7 @@ enum ExportCommand {
                 "max-height", "start-ms", "end-ms", "audio", "depth", "progress", "workspace", "timeout-ms", "header",
                 "request",
             ],
-            flags: ["help", "overwrite", "dry-run", "mezzanine"])
+            flags: ["help", "overwrite", "dry-run", "build-mezzanine"], aliases: ["mezzanine": "build-mezzanine"])
         if arguments.has("help") {
             print(help)
             return
@@ -84,7 +85,7 @@ enum ExportCommand {
             options.depth = depth
         }
         if arguments.has("overwrite") { options.overwrite = true }
-        if arguments.has("mezzanine") { options.mezzanine = true }
+        if arguments.has("build-mezzanine") { options.mezzanine = true }
         if let value = arguments.string("workspace") { options.workspace = value }
         if let value = try arguments.int("timeout-ms") { options.timeoutMilliseconds = value }
         if !arguments.all("header").isEmpty { options.headers = arguments.all("header") }

@@ -6,8 +6,8 @@ enum MezzanineCommand {
         usage: ftgst mezzanine SOURCE [options]
           SOURCE                a path, file:// URI, or http(s):// URL of a video
           --max-width N         [1280]  --max-height N   [1280]  (the mezzanine's picture: upright, scaled down only)
-          --cache-dir DIR       [$XDG_CACHE_HOME/ftgst/mezzanines]
-          --cache-max-mb N      [4096]; least recently used mezzanines are evicted past it
+          --mezzanine-dir DIR   [$XDG_CACHE_HOME/ftgst/mezzanines] (as preview's; also --cache-dir)
+          --cache-max-mb N      [4096]; least recently used mezzanines are evicted past it (also --cache-cap-mb)
           --header 'Name: value'  sent on every HTTP request (repeatable)
           --timeout-ms N        deadline for the whole build [600000]
           --status              only report {"status":"ready"|"stale"|"missing"}; builds nothing
@@ -17,8 +17,8 @@ enum MezzanineCommand {
 
     static func run(_ words: [String]) async throws {
         let arguments = try Arguments(
-            words, options: ["max-width", "max-height", "cache-dir", "cache-max-mb", "header", "timeout-ms"],
-            flags: ["help", "status"])
+            words, options: ["max-width", "max-height", "mezzanine-dir", "cache-max-mb", "header", "timeout-ms"],
+            flags: ["help", "status"], aliases: ["cache-dir": "mezzanine-dir", "cache-cap-mb": "cache-max-mb"])
         if arguments.has("help") {
             print(help)
             return
@@ -29,7 +29,7 @@ enum MezzanineCommand {
         var options = MezzanineOptions(source: source)
         if let value = try arguments.int("max-width") { options.maxWidth = Int(clamping: value) }
         if let value = try arguments.int("max-height") { options.maxHeight = Int(clamping: value) }
-        if let value = arguments.string("cache-dir") { options.cacheDirectory = value }
+        if let value = arguments.string("mezzanine-dir") { options.cacheDirectory = value }
         if let value = try arguments.int("cache-max-mb") { options.cacheCapMegabytes = value }
         if let value = try arguments.int("timeout-ms") { options.timeoutMilliseconds = value }
         options.headers = arguments.all("header")

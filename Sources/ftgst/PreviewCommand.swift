@@ -7,14 +7,16 @@ enum PreviewCommand {
         usage: ftgst preview SOURCE [options] -o OUT
                ftgst preview --request FILE.json [options]
           SOURCE                 a path, file:// URI, or http(s):// URL of a video or photo
-          -o, --output OUT       the image to write (atomically: nothing is left there on failure)
+          -o, --output OUT       the image to write (atomically: nothing is left there on failure); its
+                                 extension must be .png, .jpg or .jpeg (or none)
           --input-lut FILE       .cube applied first (e.g. log to display)
           --creative-lut FILE    .cube with the look, applied second
           --intensity X          0..1, how much of the creative look [1]
           --interpolation M      tetrahedral|trilinear|nearest [tetrahedral]
           --time-ms N            [0]    --tolerance-ms N  [0: the frame on screen at that time]
           --max-width N          [1280] --max-height N    [1280]
-          --format png|jpeg      [png]  --quality 0..1    [0.9, JPEG only]
+          --format png|jpeg      [OUT's extension: .png, .jpg/.jpeg; png without one]
+          --quality 0..1         [0.9, JPEG only]
           --header 'Name: value' (repeatable)    --timeout-ms N  [30000]
           --mezzanine auto|off   [auto] read the source's mezzanine when a ready one exists (never builds one)
           --mezzanine-dir DIR    where mezzanines are [$XDG_CACHE_HOME/ftgst/mezzanines]

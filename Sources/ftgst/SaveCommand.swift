@@ -1,20 +1,21 @@
 import FilmtoneGst
 import Foundation
 
-/// `ftgst save FILE [--library DIR]`: copies an export into the pictures library, at most once per content.
+/// `ftgst save FILE [--library DIR]`: copies an export into the videos or pictures library, at most once per content.
 enum SaveCommand {
     static let help = """
-        usage: ftgst save FILE [--library DIR]
+        usage: ftgst save FILE [--library DIR] [--lock-timeout-ms N]
           FILE                  the file to save (a regular file), e.g. an export
-          --library DIR         the library folder [$(xdg-user-dir PICTURES)/Filmtone, else ~/Pictures/Filmtone]
+          --library DIR         the library folder [by FILE's content: a video $(xdg-user-dir VIDEOS)/Filmtone,
+                                else ~/Videos/Filmtone; audio MUSIC's; a picture or anything else PICTURES's]
+          --lock-timeout-ms N   how long to wait for the library's lock [$FTGST_LIBRARY_LOCK_TIMEOUT_MS, else 30000]
         copies FILE into the library atomically, keeping its name (name-2.ext… on a collision), and prints
         {"path":…,"sha256":…}; content already in the library (same SHA-256, per the library's
         .ftgst-ledger.json) is [SAVE_FAILED] already saved as PATH
-        environment: FTGST_LIBRARY_LOCK_TIMEOUT_MS  wait for the library's lock [30000]
         """
 
     static func run(_ words: [String]) async throws {
-        let arguments = try Arguments(words, options: ["library"], flags: ["help"])
+        let arguments = try Arguments(words, options: ["library", "lock-timeout-ms"], flags: ["help"])
         if arguments.has("help") {
             print(help)
             return
@@ -24,7 +25,10 @@ enum SaveCommand {
         }
         var options = SaveOptions(file: file)
         options.library = arguments.string("library")
-        if let value = try environmentMilliseconds("FTGST_LIBRARY_LOCK_TIMEOUT_MS") {
+        // The option wins over the environment, which stays for scripts that set it.
+        if let value = try arguments.positiveMilliseconds("lock-timeout-ms")
+            ?? environmentMilliseconds("FTGST_LIBRARY_LOCK_TIMEOUT_MS")
+        {
             options.lockTimeoutMilliseconds = value
         }
         let result = try await saveToLibrary(options)

@@ -3,17 +3,17 @@ import FilmtoneGst
 /// `ftgst share FILE [--print]`: hands a file to the desktop's share/open handler, or prints its URI.
 enum ShareCommand {
     static let help = """
-        usage: ftgst share FILE [--print]
+        usage: ftgst share FILE [--print] [--timeout-ms N]
           FILE                  the file to share (a regular file)
           --print               only print its URI: {"uri":"file:///…"}
+          --timeout-ms N        deadline per handler [$FTGST_SHARE_TIMEOUT_MS, else 10000]
         hands FILE to the XDG desktop portal (gdbus, when DBUS_SESSION_BUS_ADDRESS is set), else to xdg-open
         (when DISPLAY or WAYLAND_DISPLAY is set), and prints {"uri":…,"handler":"portal"|"xdg-open"};
         no desktop, or a handler that fails or does not return in time, is [SHARE_UNAVAILABLE]
-        environment: FTGST_SHARE_TIMEOUT_MS  deadline per handler [10000]
         """
 
     static func run(_ words: [String]) async throws {
-        let arguments = try Arguments(words, options: [], flags: ["help", "print"])
+        let arguments = try Arguments(words, options: ["timeout-ms"], flags: ["help", "print"])
         if arguments.has("help") {
             print(help)
             return
@@ -23,7 +23,12 @@ enum ShareCommand {
         }
         var options = ShareOptions(file: file)
         options.printOnly = arguments.has("print")
-        if let value = try environmentMilliseconds("FTGST_SHARE_TIMEOUT_MS") { options.timeoutMilliseconds = value }
+        // The option wins over the environment, which stays for scripts that set it.
+        if let value = try arguments.positiveMilliseconds("timeout-ms")
+            ?? environmentMilliseconds("FTGST_SHARE_TIMEOUT_MS")
+        {
+            options.timeoutMilliseconds = value
+        }
         let result = try await shareOutput(options)
         print(result.json.serialized)
     }

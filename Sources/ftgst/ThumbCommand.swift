@@ -14,7 +14,8 @@ enum ThumbCommand {
           --cache-dir DIR       [$XDG_CACHE_HOME/ftgst/thumbnails]
           --cache-name NAME     [thumb-<uuid>]; an existing NAME made for the same request is returned
                                 without decoding (anything else is rebuilt)
-          --cache-cap-mb N      [100]; its oldest thumbnails are evicted past it (never other files)
+          --cache-max-mb N      [100]; its oldest thumbnails are evicted past it, never other files
+                                (also --cache-cap-mb)
           -o, --output FILE     write FILE instead (.jpg/.jpeg/.png: the format), not a cache entry
           --header 'Name: value'  sent on every HTTP request (repeatable)
           --timeout-ms N        deadline for the whole job [30000]
@@ -27,9 +28,9 @@ enum ThumbCommand {
             words.map { $0 == "-o" ? "--output" : $0 },
             options: [
                 "time-ms", "tolerance-ms", "max-width", "max-height", "format", "quality", "cache-dir",
-                "cache-name", "cache-cap-mb", "header", "timeout-ms", "output",
+                "cache-name", "cache-max-mb", "header", "timeout-ms", "output",
             ],
-            flags: ["help"])
+            flags: ["help"], aliases: ["cache-cap-mb": "cache-max-mb"])
         if arguments.has("help") {
             print(help)
             return
@@ -46,11 +47,11 @@ enum ThumbCommand {
         if let value = try arguments.double("quality") { options.quality = value }
         if let value = arguments.string("cache-dir") { options.cacheDirectory = value }
         if let value = arguments.string("cache-name") { options.cacheName = value }
-        if let value = try arguments.int("cache-cap-mb") { options.cacheCapMegabytes = value }
+        if let value = try arguments.int("cache-max-mb") { options.cacheCapMegabytes = value }
         if let value = try arguments.int("timeout-ms") { options.timeoutMilliseconds = value }
         if let value = arguments.string("output") {
-            guard arguments.string("cache-cap-mb") == nil else {
-                throw usage("-o writes a file of its own: it takes no --cache-cap-mb")
+            guard arguments.string("cache-max-mb") == nil else {
+                throw usage("-o writes a file of its own: it takes no --cache-max-mb")
             }
             // The format comes from FILE's extension unless --format says it (then they must agree).
             if arguments.string("format") == nil {

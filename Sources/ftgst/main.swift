@@ -13,7 +13,7 @@ let topLevelHelp = """
       export SOURCE -o OUT  decode, apply the look, encode with a preset (ftgst export --help)
       presets               list the export presets
       cancel [--workspace DIR]  stop the running export
-      save FILE [--library DIR]  copy an export into the pictures library, once (ftgst save --help)
+      save FILE [--library DIR]  copy an export into the videos or pictures library, once (ftgst save --help)
       share FILE [--print]  hand a file to the desktop's open/share handler (ftgst share --help)
       mezzanine SOURCE      build an intra-frame copy of a video for fast previews (ftgst mezzanine --help)
       --version             print versions
@@ -37,7 +37,12 @@ func runCommand(_ words: [String]) async throws {
     case "--version", "version":
         print("ftgst \(FilmtoneVersion.string) (\(FilmtoneRuntime.gstreamerVersion))")
     case "--help", "-h", "help": print(topLevelHelp)
-    default: throw usage("unknown command '\(command)' (see ftgst --help)")
+    default:
+        let commands: Set<String> = [
+            "thumb", "preview", "lut", "probe", "export", "presets", "cancel", "save", "share", "mezzanine",
+        ]
+        let nearest = Arguments.nearest(to: command, among: commands).map { " (did you mean \($0)?)" } ?? ""
+        throw usage("unknown command '\(command)'\(nearest) (see ftgst --help)")
     }
 }
 

@@ -1,4 +1,5 @@
 import CGst
+import FilmtoneTestSupport
 import XCTest
 
 @testable import FilmtoneCore
@@ -128,5 +129,60 @@ final class ErrorClassifierTests: XCTestCase {
         XCTAssertEqual(Set(statuses).count, statuses.count)
         XCTAssertEqual(FilmtoneError.Code.invalidArgument.exitStatus, 64)
         XCTAssertEqual(FilmtoneError.Code.cancelled.exitStatus, 130)
+    }
+
+    // MARK: - Pictures GStreamer cannot decode
+
+    func testPicturesGStreamerCannotDecodeAreNamed() {
+        func reason(_ container: CapsStructure? = nil, jpeg: String? = nil, animated: Bool = false) -> String? {
+            PictureFormats.unsupportedReason(container: container, jpegColorspace: jpeg, animatedWebP: animated)
+        }
+        XCTAssertEqual(reason(jpeg: "CMYK")?.hasPrefix("CMYK JPEG"), true)
+        XCTAssertEqual(reason(jpeg: "YCCK")?.hasPrefix("YCCK JPEG"), true)
+        XCTAssertNil(reason(jpeg: "sYUV"))
+        XCTAssertNil(reason(jpeg: "sRGB"))
+        XCTAssertEqual(reason(CapsStructure(name: "image/webp"), animated: true)?.hasPrefix("animated WebP"), true)
+        XCTAssertNil(reason(CapsStructure(name: "image/webp")), "a still WebP that fails is just broken")
+        let heif = CapsStructure(name: "video/quicktime", fields: ["variant": .string("heif")])
+        XCTAssertEqual(reason(heif)?.hasPrefix("HEIF images (HEIC, AVIF)"), true)
+        XCTAssertNil(reason(CapsStructure(name: "video/quicktime", fields: ["variant": .string("iso")])))
+        XCTAssertNil(reason())
+    }
+
+    func testAnimatedWebPIsToldFromItsHeader() {
+        func header(_ chunk: String, flags: UInt8) -> [UInt8] {
+            Array("RIFF".utf8) + [0, 0, 0, 0] + Array("WEBP".utf8) + Array(chunk.utf8) + [10, 0, 0, 0, flags, 0, 0, 0]
+        }
+        XCTAssertTrue(header("VP8X", flags: 0x02).withUnsafeBytes(PictureFormats.isAnimatedWebP))
+        XCTAssertTrue(header("VP8X", flags: 0x12).withUnsafeBytes(PictureFormats.isAnimatedWebP))
+        XCTAssertFalse(header("VP8X", flags: 0x10).withUnsafeBytes(PictureFormats.isAnimatedWebP), "alpha only")
+        XCTAssertFalse(header("VP8 ", flags: 0x02).withUnsafeBytes(PictureFormats.isAnimatedWebP), "simple format")
+        XCTAssertFalse(Array(header("VP8X", flags: 0x02).prefix(20)).withUnsafeBytes(PictureFormats.isAnimatedWebP))
+    }
+
+    /// Through the library: a preview and a thumbnail of each picture GStreamer cannot decode throw
+    /// UNSUPPORTED_FORMAT with the reason.
+    func testTheLibraryReportsUnsupportedPictures() async throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        for fixture in ["cmyk.jpg", "animated.webp", "photo.avif"] {
+            var preview = PreviewOptions(source: try TestEnvironment.fixture(fixture))
+            preview.output = folder.appendingPathComponent("p.png").path
+            var thumb = ThumbnailOptions(source: try TestEnvironment.fixture(fixture))
+            thumb.cacheDirectory = folder.path
+            let (previewOptions, thumbOptions) = (preview, thumb)
+            for run in [
+                { _ = try await Previews.render(previewOptions) }, { _ = try await Thumbnails.make(thumbOptions) },
+            ] as [@Sendable () async throws -> Void] {
+                do {
+                    try await run()
+                    XCTFail("\(fixture): expected UNSUPPORTED_FORMAT")
+                } catch let error as FilmtoneError {
+                    XCTAssertEqual(error.code, .unsupportedFormat, "\(fixture): \(error)")
+                    // qtdemux's error may be swallowed by decodebin (the local-stall rule then reports it, with no
+                    // GStreamer cause): the code and the reason are what the user must get either way.
+                    XCTAssertTrue(error.message.contains("not supported"), "\(fixture): \(error)")
+                }
+            }
+        }
     }
 }

@@ -42,6 +42,37 @@ final class MediaSourceTests: XCTestCase {
         XCTAssertEqual(MediaSource.redacted("/media/a?token=T.mp4"), "/media/a?token=T.mp4", "a path is no URL")
     }
 
+    func testPortsOutOfRangeAndMalformedEscapesAreInvalidURLs() throws {
+        for text in [
+            "http://example.com:99999/a.mp4", "http://example.com:65536/a.mp4", "https://example.com:0/a.mp4",
+            "http://example.com/a%zz.mp4", "http://example.com/a%2", "http://example.com/a.mp4?x=%", "file:///a%g1.mp4",
+            "file:///tmp/a%00.mp4", "file:///tmp/a%2Fb.mp4", "file:///tmp/a%2f..%2fb.mp4", "file:///tmp/%FF.mp4",
+            "file://localhost:80/tmp/a.mp4",
+        ] {
+            XCTAssertThrowsError(try MediaSource.parse(text), text) { error in
+                XCTAssertEqual((error as? FilmtoneError)?.code, .invalidURL, "\(text): \(error)")
+            }
+        }
+        XCTAssertEqual(try MediaSource.parse("http://example.com:65535/a.mp4").uri, "http://example.com:65535/a.mp4")
+        XCTAssertEqual(try MediaSource.parse("http://example.com:1/a%20b.mp4").uri, "http://example.com:1/a%20b.mp4")
+        XCTAssertEqual(try MediaSource.parse("file:///tmp/caf%C3%A9%25.mp4"), .local(path: "/tmp/café%.mp4"))
+        XCTAssertEqual(
+            try MediaSource.parse("50%.mp4", relativeTo: "/work"), .local(path: "/work/50%.mp4"),
+            "a path is not a URI: its '%' is a character")
+    }
+
+    func testUnreadableFilesAreFileNotFound() throws {
+        // As root no mode makes a file unreadable; the kernel refuses the first byte of /proc/self/mem (EIO).
+        XCTAssertThrowsError(try MediaSource.local(path: "/proc/self/mem").checkExists()) {
+            XCTAssertEqual(($0 as? FilmtoneError)?.code, .fileNotFound)
+            XCTAssertEqual(($0 as? FilmtoneError)?.message.hasPrefix("cannot read /proc/self/mem: "), true, "\($0)")
+        }
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("ftgst-empty-\(UUID().uuidString)")
+        try Data().write(to: empty)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        XCTAssertNoThrow(try MediaSource.local(path: empty.path).checkExists(), "empty is readable: decoding says more")
+    }
+
     func testMissingFilesAndFolders() throws {
         XCTAssertThrowsError(try MediaSource.local(path: "/nonexistent/x.mp4").checkExists()) {
             XCTAssertEqual(($0 as? FilmtoneError)?.code, .fileNotFound)

@@ -81,12 +81,48 @@ final class PreviewAndExportOptionsTests: XCTestCase {
         assertRefused("request: 'timeMs' must be a whole number") {
             try PreviewOptions.fromJSON(try self.json(["source": "a.mp4", "timeMs": 1.5]))
         }
+        // 0 and 1 are numbers (Foundation on Linux reads them as booleans), true is not.
+        let zeroOne = try PreviewOptions.fromJSON(
+            Data(#"{"source": "a.mp4", "intensity": 1, "toleranceMs": 0, "timeMs": 1, "quality": 0}"#.utf8))
+        XCTAssertEqual([zeroOne.intensity, zeroOne.quality], [1, 0])
+        XCTAssertEqual([zeroOne.toleranceMilliseconds, zeroOne.timeMilliseconds], [0, 1])
+        assertRefused("request: not valid JSON: duplicate key 'intensity' at byte 38") {
+            try PreviewOptions.fromJSON(Data(#"{"source": "a.mp4", "intensity": 0.5, "intensity": 1}"#.utf8))
+        }
         assertRefused("request: 'headers' must be a list of strings") {
             try PreviewOptions.fromJSON(try self.json(["source": "a.mp4", "headers": "X-A: 1"]))
         }
         assertRefused("request: 'output' must be a string") {
             try PreviewOptions.fromJSON(try self.json(["source": "a.mp4", "output": 3]))
         }
+    }
+
+    func testAPreviewsEncodingFollowsItsOutputsExtensionOrIsRefused() throws {
+        func format(_ named: String?, _ output: String) throws -> ImageFormat {
+            try PreviewRequest.outputFormat(named: named, output: URL(fileURLWithPath: output))
+        }
+        XCTAssertEqual(try format(nil, "/o/a.jpg"), .jpeg)
+        XCTAssertEqual(try format(nil, "/o/a.JPEG"), .jpeg)
+        XCTAssertEqual(try format(nil, "/o/a.png"), .png)
+        XCTAssertEqual(try format(nil, "/o/a"), .png)
+        XCTAssertEqual(try format("jpeg", "/o/a"), .jpeg)
+        XCTAssertEqual(try format("JPG", "/o/a.jpeg"), .jpeg)
+        for (named, output, code) in [
+            (nil, "/o/a.webp", FilmtoneError.Code.unsupportedFormat), ("png", "/o/a.webp", .unsupportedFormat),
+            ("gif", "/o/a.png", .unsupportedFormat), ("png", "/o/a.jpg", .invalidArgument),
+            ("jpeg", "/o/a.png", .invalidArgument),
+        ] as [(String?, String, FilmtoneError.Code)] {
+            XCTAssertThrowsError(try format(named, output), "\(named ?? "nil") \(output)") {
+                XCTAssertEqual(($0 as? FilmtoneError)?.code, code, "\($0)")
+            }
+        }
+        var options = PreviewOptions(source: "/media/a.mp4")
+        options.output = "/out/a.webp"
+        XCTAssertThrowsError(try PreviewRequest(options)) {
+            XCTAssertEqual(($0 as? FilmtoneError)?.code, .unsupportedFormat)
+        }
+        options.output = "/out/a.jpg"
+        XCTAssertEqual(try PreviewRequest(options).format, .jpeg, "the library honours the extension too")
     }
 
     func testExportRequestIsThePreviewsPlusTheExportFields() throws {
@@ -109,6 +145,14 @@ final class PreviewAndExportOptionsTests: XCTestCase {
             [options.timeoutMilliseconds, options.startMilliseconds, options.endMilliseconds],
             [5000, 100, 900])
         XCTAssertEqual(try ExportOptions.fromJSON(try json(["source": "a.mp4", "depth": "8"])).depth, .eight)
+        let zero = try ExportOptions.fromJSON(
+            Data(#"{"source": "a.mp4", "startMs": 0, "endMs": 1, "intensity": 0, "depth": 10.0}"#.utf8))
+        XCTAssertEqual([zero.startMilliseconds, zero.endMilliseconds], [0, 1])
+        XCTAssertEqual(zero.intensity, 0)
+        XCTAssertEqual(zero.depth, .ten)
+        assertRefused("request: not valid JSON: duplicate key 'startMs' at byte 34") {
+            try ExportOptions.fromJSON(Data(#"{"source": "a.mp4", "startMs": 0, "startMs": 5}"#.utf8))
+        }
         XCTAssertNil(try ExportOptions.fromJSON(try json(["source": "a.mp4"])).timeoutMilliseconds)
 
         assertRefused("request: unknown key 'bitrate'") {

@@ -84,6 +84,47 @@ final class PreviewCLITests: XCTestCase {
         XCTAssertEqual(overridden["width"] as? Int, 60)
     }
 
+    /// The output's extension is honoured (a JPEG under `.jpg`/`.jpeg`, a PNG under `.png`) or refused, never
+    /// ignored: `-o x.jpg` used to write a PNG under that name.
+    func testTheOutputsExtensionDecidesTheEncodingOrIsRefused() throws {
+        let photo = try TestEnvironment.fixture("photo.png")
+        func magic(_ name: String) -> [UInt8] {
+            Array((FileManager.default.contents(atPath: out(name)) ?? Data()).prefix(4))
+        }
+        let jpegMagic: [UInt8] = [0xFF, 0xD8, 0xFF]
+        let pngMagic: [UInt8] = [0x89, 0x50, 0x4E, 0x47]
+        for name in ["a.jpg", "b.JPEG", "c.jpeg"] {
+            _ = try success(try Run.ftgst(["preview", photo, "-o", out(name)]))
+            XCTAssertEqual(Array(magic(name).prefix(3)), jpegMagic, "\(name) holds a JPEG")
+        }
+        for (name, format) in [("d.png", []), ("e", []), ("f", ["--format", "jpeg"]), ("g.jpg", ["--format", "jpg"])] {
+            _ = try success(try Run.ftgst(["preview", photo, "-o", out(name)] + format))
+        }
+        XCTAssertEqual(magic("d.png"), pngMagic)
+        XCTAssertEqual(magic("e"), pngMagic, "no extension: PNG, as before")
+        XCTAssertEqual(Array(magic("f").prefix(3)), jpegMagic)
+        XCTAssertEqual(Array(magic("g.jpg").prefix(3)), jpegMagic)
+
+        let refused: [(String, [String], String, Int32)] = [
+            ("x.webp", [], "UNSUPPORTED_FORMAT", 67), ("x.gif", [], "UNSUPPORTED_FORMAT", 67),
+            ("x.webp", ["--format", "png"], "UNSUPPORTED_FORMAT", 67),
+            ("x.jpg", ["--format", "png"], "INVALID_ARGUMENT", 64),
+            ("x.png", ["--format", "jpeg"], "INVALID_ARGUMENT", 64),
+        ]
+        for (name, format, code, status) in refused {
+            let result = try Run.ftgst(["preview", photo, "-o", out(name)] + format)
+            assertFailure(result, code: code, status: status)
+            XCTAssertTrue(
+                result.stderr.contains(name.split(separator: ".").last.map(String.init) ?? name), result.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: out(name)), "nothing written under \(name)")
+        }
+        // The same rule for a request file's output.
+        let request = folder.appendingPathComponent("webp.json")
+        try JSONSerialization.data(withJSONObject: ["source": photo, "output": out("r.webp")]).write(to: request)
+        assertFailure(try Run.ftgst(["preview", "--request", request.path]), code: "UNSUPPORTED_FORMAT", status: 67)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out("r.webp")))
+    }
+
     func testRemotePreview() throws {
         let root = try TestEnvironment.temporaryDirectory(self)
         try FileManager.default.copyItem(

@@ -122,12 +122,12 @@ final class SaveCLITests: XCTestCase {
             echo '\(pictures.path)'
             """)
         let home = folder.appendingPathComponent("home")
-        let source = try makeFile("clip.mp4", count: 10, seed: 1)
+        let source = try copyFixture("photo.jpg", as: "still.jpg")
         let result = try Run.ftgst(
             ["save", source.path],
             environment: ["PATH": "\(tools.path):/usr/bin:/bin", "HOME": home.path])
         XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertEqual(try result.json()["path"] as? String, pictures.appendingPathComponent("Filmtone/clip.mp4").path)
+        XCTAssertEqual(try result.json()["path"] as? String, pictures.appendingPathComponent("Filmtone/still.jpg").path)
         XCTAssertFalse(FileManager.default.fileExists(atPath: home.path))
     }
 
@@ -136,19 +136,65 @@ final class SaveCLITests: XCTestCase {
         let expected = home.appendingPathComponent("Pictures/Filmtone")
         let noTools = folder.appendingPathComponent("empty-bin")
         try FileManager.default.createDirectory(at: noTools, withIntermediateDirectories: true)
-        let first = try makeFile("a.mp4", count: 10, seed: 1)
+        let first = try copyFixture("photo.png", as: "a.png")
         let absent = try Run.ftgst(["save", first.path], environment: ["PATH": noTools.path, "HOME": home.path])
         XCTAssertEqual(absent.status, 0, absent.stderr)
-        XCTAssertEqual(try absent.json()["path"] as? String, expected.appendingPathComponent("a.mp4").path)
+        XCTAssertEqual(try absent.json()["path"] as? String, expected.appendingPathComponent("a.png").path)
 
         // xdg-user-dir prints $HOME when no pictures folder is configured.
         let tools = try standIn("xdg-user-dir", "#!/bin/sh\necho \"$HOME\"\n")
-        let second = try makeFile("b.mp4", count: 10, seed: 2)
+        let second = try copyFixture("photo.jpg", as: "b.jpg")
         let answersHome = try Run.ftgst(
             ["save", second.path],
             environment: ["PATH": "\(tools.path):/usr/bin:/bin", "HOME": home.path])
         XCTAssertEqual(answersHome.status, 0, answersHome.stderr)
-        XCTAssertEqual(try answersHome.json()["path"] as? String, expected.appendingPathComponent("b.mp4").path)
+        XCTAssertEqual(try answersHome.json()["path"] as? String, expected.appendingPathComponent("b.jpg").path)
+    }
+
+    /// `ftgst save` put videos into the pictures folder; a video goes to `$(xdg-user-dir VIDEOS)/Filmtone`, audio to
+    /// `MUSIC`'s, a picture to `PICTURES`'s, each told from the file's content, whatever its name says.
+    func testDefaultLibraryFollowsWhatTheFileHolds() throws {
+        let videos = folder.appendingPathComponent("My Videos")
+        let pictures = folder.appendingPathComponent("My Pictures")
+        let music = folder.appendingPathComponent("My Music")
+        let tools = try standIn(
+            "xdg-user-dir",
+            """
+            #!/bin/sh
+            case "$1" in
+              VIDEOS) echo '\(videos.path)' ;;
+              PICTURES) echo '\(pictures.path)' ;;
+              MUSIC) echo '\(music.path)' ;;
+              *) exit 2 ;;
+            esac
+            """)
+        let home = folder.appendingPathComponent("home")
+        let environment = ["PATH": "\(tools.path):/usr/bin:/bin", "HOME": home.path]
+        let cases: [(fixture: String, name: String, folder: URL)] = [
+            ("clip.mp4", "clip.mp4", videos), ("rotated.mp4", "take.mov", videos), ("ramp10.mkv", "ramp.mkv", videos),
+            ("photo.jpg", "photo.jpg", pictures), ("photo.png", "photo.png", pictures),
+            ("photo.avif", "photo.avif", pictures), ("animated.webp", "anim.webp", pictures),
+            ("tone.m4a", "tone.m4a", music),
+            // The content decides, not the name.
+            ("longgop.mp4", "clip.jpg", videos), ("photo-exif.jpg", "still.mp4", pictures),
+        ]
+        for (fixture, name, expected) in cases {
+            let source = try copyFixture(fixture, as: name)
+            let result = try Run.ftgst(["save", source.path], environment: environment)
+            XCTAssertEqual(result.status, 0, "\(name): \(result.stderr)")
+            XCTAssertEqual(
+                (try? result.json())?["path"] as? String, expected.appendingPathComponent("Filmtone/\(name)").path,
+                name)
+        }
+        // Without xdg-user-dir: $HOME/Videos.
+        let noTools = folder.appendingPathComponent("empty-bin")
+        try FileManager.default.createDirectory(at: noTools, withIntermediateDirectories: true)
+        let video = try copyFixture("clip-faststart.mp4", as: "fast.mp4")
+        let plain = try Run.ftgst(["save", video.path], environment: ["PATH": noTools.path, "HOME": home.path])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        XCTAssertEqual(
+            try plain.json()["path"] as? String, home.appendingPathComponent("Videos/Filmtone/fast.mp4").path)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: home.appendingPathComponent("Pictures").path))
     }
 
     // MARK: - Lock
@@ -186,6 +232,19 @@ final class SaveCLITests: XCTestCase {
         assertFailure(busy, code: "WRITE_FAILED", status: 73)
         XCTAssertTrue(busy.stderr.contains("library busy"), busy.stderr)
         XCTAssertLessThan(Date().timeIntervalSince(began), 10)
+        // The deadline is an option too, and the option wins over the environment.
+        let optionBegan = Date()
+        let byOption = try Run.ftgst(
+            ["save", source.path, "--library", library.path, "--lock-timeout-ms", "300"],
+            environment: ["FTGST_LIBRARY_LOCK_TIMEOUT_MS": "600000"])
+        assertFailure(byOption, code: "WRITE_FAILED", status: 73)
+        XCTAssertTrue(byOption.stderr.contains("library busy"), byOption.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(optionBegan), 10, "--lock-timeout-ms 300 must be kept")
+        for bad in ["0", "-5", "soon"] {
+            assertFailure(
+                try Run.ftgst(["save", source.path, "--library", library.path, "--lock-timeout-ms", bad]),
+                code: "INVALID_ARGUMENT", status: 64)
+        }
         XCTAssertEqual(try visibleNames(library), [])
         try assertNoTemporaries(library)
 
@@ -245,6 +304,15 @@ final class SaveCLITests: XCTestCase {
 
     private func save(_ source: URL, library: URL) throws -> ProcessResult {
         try Run.ftgst(["save", source.path, "--library", library.path])
+    }
+
+    /// A copy of a generated fixture under another name, in a folder of its own.
+    private func copyFixture(_ fixture: String, as name: String) throws -> URL {
+        let directory = folder.appendingPathComponent("fixture-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let url = directory.appendingPathComponent(name)
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture(fixture), toPath: url.path)
+        return url
     }
 
     private func makeFile(_ name: String, count: Int, seed: UInt64, subfolder: String = "src") throws -> URL {

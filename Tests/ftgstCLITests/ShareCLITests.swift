@@ -131,6 +131,21 @@ final class ShareCLITests: XCTestCase {
         XCTAssertLessThan(elapsed, 10, "ftgst share must give up at the deadline")
     }
 
+    /// The deadline is an option too (`--timeout-ms`), and the option wins over `FTGST_SHARE_TIMEOUT_MS`.
+    func testTheDeadlineIsAnOptionThatWinsOverTheEnvironment() throws {
+        try standIn("xdg-open", "#!/bin/sh\nsleep 1000\n")
+        let began = Date()
+        let result = try share(
+            [file.path, "--timeout-ms", "500"], ["DISPLAY": ":99", "FTGST_SHARE_TIMEOUT_MS": "600000"], timeout: 30)
+        assertFailure(result, code: "SHARE_UNAVAILABLE", status: 78)
+        XCTAssertTrue(result.stderr.contains("did not return within 500 ms"), result.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(began), 10, "ftgst share must give up at the option's deadline")
+        for bad in ["0", "-1", "x"] {
+            assertFailure(
+                try share([file.path, "--timeout-ms", bad], ["DISPLAY": ":99"]), code: "INVALID_ARGUMENT", status: 64)
+        }
+    }
+
     func testNoDesktopAtAllIsShareUnavailableWithAHint() throws {
         // No handlers on PATH, no display, no session bus.
         let result = try share([file.path], [:], path: tools.path)

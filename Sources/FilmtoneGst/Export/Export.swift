@@ -282,6 +282,20 @@ struct ExportRun {
         let pipeline = try Pipeline(words: words)
         defer { pipeline.stop() }
         try ExportRun.apply(settings, to: pipeline)
+        // A picture GStreamer cannot decode (a CMYK JPEG, an animated WebP) is UNSUPPORTED_FORMAT.
+        let formats = PictureFormatWatch()
+        formats.attach(to: pipeline)
+        return try formats.refining {
+            try play(
+                pipeline, totalFrames: totalFrames, sourceDuration: sourceDuration, startingAt: startingAt,
+                cancelReason: cancelReason, report: report, record: record)
+        }
+    }
+
+    private func play(
+        _ pipeline: Pipeline, totalFrames: Int64?, sourceDuration: Int64?, startingAt: Double,
+        cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void, record: ExportRecorder
+    ) throws -> Int64 {
         let counter = FrameCounter()
         guard let pad = try pipeline.element(named: "size").staticPad("src") else {
             throw FilmtoneError(.internalError, "the size filter has no src pad")

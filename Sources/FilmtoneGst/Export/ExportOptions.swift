@@ -64,7 +64,13 @@ public struct ExportOptions: RenderJobOptions, Sendable {
             options.audio = mode
         }
         if let value = request.value("depth") {
-            let text = (value as? String) ?? (value as? NSNumber).map { "\($0)" }
+            let text: String? =
+                switch value {
+                case .string(let text): text
+                case .int(let number): String(number)
+                case .double(let number) where number == number.rounded() && abs(number) < 100: String(Int(number))
+                default: nil
+                }
             guard let text, let depth = ExportDepth(rawValue: text) else {
                 throw request.invalid("'depth' must be auto, 8 or 10")
             }

@@ -48,10 +48,17 @@ struct FrameGrabber {
     let request: FrameRequest
     let isCancelled: () -> Bool
 
+    /// A picture GStreamer cannot decode (a CMYK JPEG, an animated WebP, a HEIF image) is `UNSUPPORTED_FORMAT`.
     func grab() throws -> GrabbedFrame {
+        let formats = PictureFormatWatch()
+        return try formats.refining { try grab(watching: formats) }
+    }
+
+    private func grab(watching formats: PictureFormatWatch) throws -> GrabbedFrame {
         let deadline = Deadline(after: request.timeoutMilliseconds)
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let pipeline = try Pipeline(launch: FrameRecipe.launchDescription(withLook: request.look != nil))
+        formats.attach(to: pipeline)
         if let look = request.look {
             let filter = try pipeline.element(named: "look")
             try filter.setProperty("input-lut", .string(look.inputLUT ?? ""))

@@ -27,9 +27,16 @@ struct MezzanineBuilder {
     /// Called on the streaming thread with the number of frames encoded so far (an export's progress).
     var onFrame: (@Sendable (Int) -> Void)? = nil
 
+    /// A picture GStreamer cannot decode (`PictureFormatWatch`) is `UNSUPPORTED_FORMAT`.
     func build() throws -> BuiltMezzanine {
+        let formats = PictureFormatWatch()
+        return try formats.refining { try build(watching: formats) }
+    }
+
+    private func build(watching formats: PictureFormatWatch) throws -> BuiltMezzanine {
         let deadline = Deadline(after: timeoutMilliseconds)
         let pipeline = try Pipeline(launch: MezzanineRecipe.launchDescription())
+        formats.attach(to: pipeline)
         defer { pipeline.stop() }
 
         let sourceElement = try pipeline.element(named: "src")

@@ -13,7 +13,10 @@ public struct PreviewOptions: RenderJobOptions, Sendable {
     public var timeMilliseconds: Int64 = 0
     /// 0: the frame on screen at the time (a preview shows what the export will show there).
     public var toleranceMilliseconds: Int64 = 0
-    public var format: String = "png"
+    /// `png` or `jpeg` (`jpg`); nil: the output's extension decides (`.png`, `.jpg`, `.jpeg`), else PNG. An
+    /// extension that names another format, or one that disagrees with the format given, is refused
+    /// (`PreviewRequest.outputFormat`): the file's name never lies about what it holds.
+    public var format: String? = nil
     public var quality: Double = 0.9
     /// `auto`: read the source's mezzanine when a ready one is in `mezzanineDirectory` (never builds one; see
     /// `Mezzanines.prepare`); `off`: always decode the source.
@@ -99,7 +102,9 @@ struct PreviewRequest {
         let common = try FrameOptions(
             source: options.source, headers: options.headers, timeMilliseconds: options.timeMilliseconds,
             toleranceMilliseconds: options.toleranceMilliseconds, maxWidth: options.maxWidth,
-            maxHeight: options.maxHeight, format: options.format, quality: options.quality,
+            maxHeight: options.maxHeight,
+            format: try PreviewRequest.outputFormat(named: options.format, output: render.output).rawValue,
+            quality: options.quality,
             timeoutMilliseconds: options.timeoutMilliseconds)
         guard ["auto", "off"].contains(options.mezzanine) else {
             throw FilmtoneError(.invalidArgument, "--mezzanine must be auto or off")
@@ -117,6 +122,31 @@ struct PreviewRequest {
                     fileURLWithPath: options.mezzanineDirectory ?? MezzanineStore.defaultDirectory()
                 ).standardizedFileURL)
         frame.look = try render.look()
+    }
+}
+
+extension PreviewRequest {
+    /// The encoding of a preview written to `output`: the one named (`--format`, checked first:
+    /// `UNSUPPORTED_FORMAT`), else the extension's (`.png`; `.jpg` or `.jpeg`), else PNG when the name has no
+    /// extension. An extension that is neither (`x.webp`, `x.gif`) is `UNSUPPORTED_FORMAT`, and one that
+    /// disagrees with the format named (`x.jpg` with `--format png`) `INVALID_ARGUMENT`: either would be a file
+    /// whose name says it is something else, as an export refuses an extension no preset writes.
+    static func outputFormat(named: String?, output: URL) throws -> ImageFormat {
+        let chosen = try named.map(ImageFormat.parse)
+        let ext = output.pathExtension
+        guard !ext.isEmpty else { return chosen ?? .png }
+        guard let implied = try? ImageFormat.parse(ext) else {
+            throw FilmtoneError(
+                .unsupportedFormat,
+                "a preview is written as .png or .jpg/.jpeg, not '.\(ext)' (\(output.lastPathComponent))")
+        }
+        if let chosen, chosen != implied {
+            throw FilmtoneError(
+                .invalidArgument,
+                "--format \(chosen.rawValue) does not match the output's extension '.\(ext)' "
+                    + "(name it .\(chosen.fileExtension), or leave --format out)")
+        }
+        return implied
     }
 }
 

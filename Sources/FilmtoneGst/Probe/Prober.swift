@@ -100,9 +100,16 @@ struct Prober {
     let request: ProbeRequest
     let isCancelled: () -> Bool
 
+    /// A HEIF image (HEIC, AVIF), which GStreamer cannot read at all, is `UNSUPPORTED_FORMAT`.
     func probe() throws -> ProbeReport {
+        let formats = PictureFormatWatch()
+        return try formats.refining { try probe(watching: formats) }
+    }
+
+    private func probe(watching formats: PictureFormatWatch) throws -> ProbeReport {
         let deadline = Deadline(after: request.timeoutMilliseconds)
         let pipeline = try Pipeline(launch: ProbeRules.launchDescription)
+        formats.attach(to: pipeline)
         defer { pipeline.stop() }
         let source = try pipeline.element(named: "src")
         try source.setProperty("uri", .string(request.source.uri))

@@ -17,6 +17,7 @@ public enum MediaSource: Equatable, Sendable {
             let path = text.hasPrefix("/") ? text : (directory as NSString).appendingPathComponent(text)
             return .local(path: (path as NSString).standardizingPath)
         }
+        try checkEscapes(text)
         switch scheme.lowercased() {
         case "file":
             guard let url = URL(string: text), url.scheme?.lowercased() == "file" else {
@@ -26,13 +27,27 @@ public enum MediaSource: Equatable, Sendable {
             guard host.isEmpty || host == "localhost" else {
                 throw FilmtoneError(.invalidURL, "file URI names a remote host '\(host)': \(text)")
             }
-            guard url.path.hasPrefix("/") else { throw FilmtoneError(.invalidURL, "file URI has no path: \(text)") }
+            guard url.port == nil else { throw FilmtoneError(.invalidURL, "a file URI has no port: \(text)") }
+            let encoded = url.path(percentEncoded: true)
+            // An escaped NUL would cut the path short, an escaped '/' would be a separator the URI hid: GLib's
+            // g_filename_from_uri refuses both, and so does ftgst.
+            let lowered = encoded.lowercased()
+            guard !lowered.contains("%00"), !lowered.contains("%2f") else {
+                throw FilmtoneError(.invalidURL, "file URI escapes a NUL or '/' in its path: \(text)")
+            }
+            guard let path = encoded.removingPercentEncoding else {
+                throw FilmtoneError(.invalidURL, "file URI's path is not UTF-8 once unescaped: \(text)")
+            }
+            guard path.hasPrefix("/") else { throw FilmtoneError(.invalidURL, "file URI has no path: \(text)") }
             // `%0A` is a newline once decoded: the path is held to the same rule as one typed as it is.
-            try refuseControlCharacters(url.path, as: "source", code: .invalidURL)
-            return .local(path: url.path)
+            try refuseControlCharacters(path, as: "source", code: .invalidURL)
+            return .local(path: path)
         case "http", "https":
             guard let url = URL(string: text), let host = url.host, !host.isEmpty else {
                 throw FilmtoneError(.invalidURL, "malformed URL: \(text)")
+            }
+            if let port = url.port, !(1...65535).contains(port) {
+                throw FilmtoneError(.invalidURL, "port \(port) is out of range (1…65535): \(text)")
             }
             return .remote(url: url)
         default:
@@ -75,6 +90,22 @@ public enum MediaSource: Equatable, Sendable {
             }.joined(separator: "&")
         }
         return components.string ?? text
+
+    }
+
+    /// Every `%` of a URI starts an escape of two hex digits (RFC 3986 §2.1); `%zz` or a `%` at the end is not a
+    /// URI, whatever a lenient parser would make of it. Plain paths are not checked: `50%.mp4` is a file name.
+    private static func checkEscapes(_ text: String) throws {
+        let scalars = Array(text.unicodeScalars)
+        for (offset, scalar) in scalars.enumerated() where scalar == "%" {
+            let digits = scalars.dropFirst(offset + 1).prefix(2)
+            guard digits.count == 2, digits.allSatisfy({ $0.properties.isASCIIHexDigit }) else {
+                throw FilmtoneError(
+                    .invalidURL,
+                    "malformed %-escape '\(String(String.UnicodeScalarView(scalars.dropFirst(offset).prefix(3))))' (a '%' must be followed by two hex digits): \(text)"
+                )
+            }
+        }
     }
 
     /// RFC 3986 scheme: a letter, then letters, digits, `+`, `-`, `.`, then `:`.
@@ -100,19 +131,32 @@ public enum MediaSource: Equatable, Sendable {
         return false
     }
 
-    /// For a local source: throws `FILE_NOT_FOUND` unless it is an existing regular file (checked before any
-    /// decoder starts, so the user gets the precise reason rather than a pipeline error).
+    /// For a local source: throws `FILE_NOT_FOUND` unless it is an existing regular file that can be read (checked
+    /// before any decoder starts, so the user gets the precise reason rather than a pipeline error).
     func checkExists() throws {
         guard case .local(let path) = self else { return }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw FilmtoneError(.fileNotFound, "no such file: \(path)")
-        }
-        guard !isDirectory.boolValue else { throw FilmtoneError(.fileNotFound, "is a directory, not a file: \(path)") }
-        // A FIFO or device would block filesrc's open() inside a state change, beyond any deadline.
+        try MediaSource.checkReadableFile(path)
+    }
+
+    /// The one check of a local file every command reads (`thumb`, `preview`, `probe`, `export`, `mezzanine`,
+    /// `save`, `share`), so that each gives the same `FILE_NOT_FOUND` for the same file: it must exist (symbolic
+    /// links followed), be a regular file (a FIFO or device would block `filesrc`'s open() inside a state change,
+    /// beyond any deadline, and the library's copy too), and give its first byte to `read` (no permission, or a
+    /// file the kernel refuses to read, such as `/proc/self/mem`, would otherwise fail later as a decoding error).
+    static func checkReadableFile(_ path: String) throws {
         var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw FilmtoneError(.fileNotFound, "not a regular file: \(path)")
+        guard stat(path, &info) == 0 else { throw FilmtoneError(.fileNotFound, "no such file: \(path)") }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw FilmtoneError(.fileNotFound, "is a directory, not a file: \(path)")
+        default: throw FilmtoneError(.fileNotFound, "not a regular file: \(path)")
+        }
+        do {
+            let file = try POSIXFile(path: path, flags: O_RDONLY | O_NONBLOCK)
+            var byte: UInt8 = 0
+            _ = try withUnsafeMutableBytes(of: &byte) { try file.read(into: $0) }
+        } catch let error as SystemCallError {
+            throw FilmtoneError(.fileNotFound, "cannot read \(path): \(error.reason)")
         }
     }
 }
