@@ -68,7 +68,7 @@ def main():
     one_json(benchlib.timed_run(warm), warm, tmp)
 
     benchlib.log("bench/mezzanine: building the mezzanine ...")
-    build_cmd = [a.ftgst, "mezzanine", clip, "--cache-dir", mezz_dir]
+    build_cmd = [a.ftgst, "mezzanine", clip, "--mezzanine-dir", mezz_dir]
     build_sample = benchlib.timed_run(build_cmd)
     built = one_json(build_sample, build_cmd, tmp)
     if built.get("built") is not True:
@@ -114,7 +114,7 @@ def main():
         "seed": a.seed,
         "times_ms": times,
         "commands": {
-            "build": benchlib.shell_join([a.ftgst, "mezzanine", "CLIP", "--cache-dir", "@TMP@/mezzanines"]),
+            "build": benchlib.shell_join([a.ftgst, "mezzanine", "CLIP", "--mezzanine-dir", "@TMP@/mezzanines"]),
             "direct": benchlib.shell_join(preview_cmd(a.ftgst, "CLIP", "T", "@TMP@/direct-@I@.jpg",
                                                       "@TMP@/mezzanines", False)),
             "mezzanine": benchlib.shell_join(preview_cmd(a.ftgst, "CLIP", "T", "@TMP@/mezz-@I@.jpg",
