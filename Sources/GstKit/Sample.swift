@@ -91,6 +91,12 @@ package struct AppSink {
         gst_app_sink_try_pull_preroll(sink, timeout.raw).map { Sample(takingFull: $0) }
     }
 
+    /// `gst_app_sink_try_pull_sample`: the next sample of a PLAYING pipeline, waiting at most `timeout`; nil at EOS
+    /// or time-out.
+    package func pullSample(timeout: ClockTime) -> Sample? {
+        gst_app_sink_try_pull_sample(sink, timeout.raw).map { Sample(takingFull: $0) }
+    }
+
     /// `gst_app_sink_is_eos`.
     package var isEndOfStream: Bool { gst_app_sink_is_eos(sink) != 0 }
 }

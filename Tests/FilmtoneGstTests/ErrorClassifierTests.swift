@@ -160,11 +160,27 @@ final class ErrorClassifierTests: XCTestCase {
         XCTAssertFalse(Array(header("VP8X", flags: 0x02).prefix(20)).withUnsafeBytes(PictureFormats.isAnimatedWebP))
     }
 
+    func testA16BitRGBPNGIsToldFromItsHeader() {
+        func header(depth: UInt8, colourType: UInt8) -> [UInt8] {
+            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
+                + [0, 0, 0, 64, 0, 0, 0, 48, depth, colourType, 0, 0, 0]
+        }
+        XCTAssertTrue(header(depth: 16, colourType: 2).withUnsafeBytes(PictureFormats.isDeepRGBPNG))
+        XCTAssertFalse(header(depth: 8, colourType: 2).withUnsafeBytes(PictureFormats.isDeepRGBPNG), "8-bit RGB")
+        XCTAssertFalse(header(depth: 16, colourType: 6).withUnsafeBytes(PictureFormats.isDeepRGBPNG), "RGBA")
+        XCTAssertFalse(header(depth: 16, colourType: 0).withUnsafeBytes(PictureFormats.isDeepRGBPNG), "grey")
+        XCTAssertFalse(Array(header(depth: 16, colourType: 2).prefix(25)).withUnsafeBytes(PictureFormats.isDeepRGBPNG))
+        XCTAssertEqual(
+            PictureFormats.unsupportedReason(
+                container: nil, jpegColorspace: nil, animatedWebP: false, deepRGBPNG: true)?
+                .hasPrefix("16-bit RGB PNG"), true)
+    }
+
     /// Through the library: a preview and a thumbnail of each picture GStreamer cannot decode throw
     /// UNSUPPORTED_FORMAT with the reason.
     func testTheLibraryReportsUnsupportedPictures() async throws {
         let folder = try TestEnvironment.temporaryDirectory(self)
-        for fixture in ["cmyk.jpg", "animated.webp", "photo.avif"] {
+        for fixture in ["cmyk.jpg", "animated.webp", "photo.avif", "deep16.png"] {
             var preview = PreviewOptions(source: try TestEnvironment.fixture(fixture))
             preview.output = folder.appendingPathComponent("p.png").path
             var thumb = ThumbnailOptions(source: try TestEnvironment.fixture(fixture))

@@ -28,6 +28,25 @@ final class FrameGrabberTests: XCTestCase {
         XCTAssertEqual(decodedAll.image, skipped.image, "skipping must not change a single pixel")
     }
 
+    /// A server that ignores Range: the grabber reads forward and hands over the very frame an accurate seek in the
+    /// local file gives, pixel for pixel, with the same time.
+    func testReadingForwardGivesTheFrameAnAccurateSeekGives() throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        let request = FrameRequest(
+            source: try MediaSource.parse(server.url("/norange/clip.mp4")), headers: [], time: .milliseconds(1510),
+            tolerance: .zero, maxWidth: 4096, maxHeight: 4096, timeoutMilliseconds: 20_000)
+        let forward = try FrameGrabber(request: request, isCancelled: { false }).grab()
+        let seeked = try grab("clip-faststart.mp4", ms: 1510)
+        XCTAssertEqual(forward.time, .milliseconds(1500))
+        XCTAssertEqual(forward.time, seeked.time)
+        XCTAssertEqual(forward.image, seeked.image)
+    }
+
     func testNothingIsSkippedWithoutASeek() throws {
         XCTAssertEqual(try grab("bframes.mp4", ms: 0).skippedPictures, 0)
         XCTAssertEqual(

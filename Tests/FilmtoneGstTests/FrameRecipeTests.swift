@@ -116,4 +116,38 @@ extension FrameRecipeTests {
                 time: .milliseconds(1010), duration: ClockTime(nanoseconds: 1_000_000),
                 frameRate: Fraction(0, 1)), .milliseconds(1010))
     }
+
+    func testReadingForwardTakesTheFrameOnScreenAtTheTarget() {
+        let frame = ClockTime(nanoseconds: 33_333_333)
+        func step(_ ms: Int64, previous: Bool = true, target: Int64 = 1510, tolerance: Int64 = 0)
+            -> FrameRecipe.ForwardStep
+        {
+            FrameRecipe.forwardStep(
+                frame: .milliseconds(ms), duration: frame, hasPrevious: previous, target: .milliseconds(target),
+                tolerance: .milliseconds(tolerance))
+        }
+        XCTAssertEqual(step(1467), .keepReading)
+        XCTAssertEqual(step(1500), .take, "on screen at 1510")
+        XCTAssertEqual(step(1533), .takePrevious, "past the target: the one before was on screen")
+        XCTAssertEqual(step(1533, previous: false), .take, "the stream starts after the target")
+        XCTAssertEqual(step(1000, tolerance: 600), .take, "within the tolerance")
+        // No duration: the frame after the target is what shows the previous one was on screen.
+        XCTAssertEqual(
+            FrameRecipe.forwardStep(
+                frame: .milliseconds(1533), duration: nil, hasPrevious: true, target: .milliseconds(1510),
+                tolerance: .zero), .takePrevious)
+    }
+
+    func testOnlySouphttpsrcsSeekRefusalMeansReadForward() {
+        func cause(_ domain: String, _ code: Int, _ factory: String?) -> FilmtoneError.GStreamerCause {
+            FilmtoneError.GStreamerCause(
+                domain: domain, code: code, message: "Server does not support seeking.", debug: nil, element: "source",
+                factory: factory, httpStatus: 200)
+        }
+        XCTAssertTrue(FrameRecipe.isRangeRefusal(cause("resource", 11, "souphttpsrc")))
+        XCTAssertFalse(FrameRecipe.isRangeRefusal(cause("resource", 5, "souphttpsrc")), "a read failure")
+        XCTAssertFalse(FrameRecipe.isRangeRefusal(cause("resource", 11, "filesrc")))
+        XCTAssertFalse(FrameRecipe.isRangeRefusal(cause("stream", 11, "souphttpsrc")))
+        XCTAssertFalse(FrameRecipe.isRangeRefusal(nil))
+    }
 }

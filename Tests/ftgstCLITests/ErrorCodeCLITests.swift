@@ -25,13 +25,16 @@ final class ErrorCodeCLITests: XCTestCase {
     // MARK: - Pictures GStreamer cannot decode
 
     /// A CMYK JPEG, an animated WebP and a HEIF image (AVIF) were `DECODE_FAILED` "Internal data stream error" or
-    /// "no playable streams", as if the file were broken; they are `UNSUPPORTED_FORMAT`, saying what the file is.
+    /// "no playable streams", as if the file were broken; they are `UNSUPPORTED_FORMAT`, saying what the file is. A
+    /// 16-bit RGB PNG came out with wrong colours (red as yellow); it is refused the same way.
     func testPicturesGStreamerCannotDecodeAreUnsupportedFormatWithTheReason() throws {
         let cases: [(fixture: String, says: String, commands: Set<String>)] = [
             ("cmyk.jpg", "CMYK JPEG", ["thumb", "preview", "export", "mezzanine"]),
             // A mezzanine refuses any photo first ("a still image"), with the same code.
             ("animated.webp", "animated WebP", ["thumb", "preview", "export"]),
             ("photo.avif", "HEIF", ["thumb", "preview", "export", "mezzanine", "probe"]),
+            // pngdec 1.22 decodes it without an error but with wrong colours: an export of it used to succeed.
+            ("deep16.png", "16-bit RGB PNG", ["thumb", "preview", "export"]),
         ]
         for (fixture, says, names) in cases {
             let source = try TestEnvironment.fixture(fixture)

@@ -125,6 +125,27 @@ final class PreviewCLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: out("r.webp")))
     }
 
+    /// A faststart file on a server without Range: the preview reads forward to the exact frame (it failed with
+    /// "Server does not support seeking").
+    func testRemotePreviewWithoutRangeSupport() throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        let json = try success(
+            try Run.ftgst([
+                "preview", server.url("/norange/clip.mp4"), "--time-ms", "1500", "--timeout-ms", "10000",
+                "-o", out("norange.png"),
+            ]))
+        XCTAssertEqual(json["timeMs"] as? Int, 1500)
+        let ours = try DecodedImage.read(out("norange.png"))
+        let exact = try DecodedImage.frame(
+            of: try TestEnvironment.fixture("clip-faststart.mp4"), index: 45, width: 320, height: 240)
+        XCTAssertLessThan(ours.meanDifference(exact), 2)
+    }
+
     func testRemotePreview() throws {
         let root = try TestEnvironment.temporaryDirectory(self)
         try FileManager.default.copyItem(

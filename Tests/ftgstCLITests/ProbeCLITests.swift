@@ -193,6 +193,19 @@ final class ProbeCLITests: XCTestCase {
         XCTAssertTrue(notFound.stderr.contains("HTTP 404"), notFound.stderr)
     }
 
+    /// A faststart file on a server without Range is described in full (the probe never seeks).
+    func testRemoteSourceWithoutRangeSupport() throws {
+        let root = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
+            toPath: root.appendingPathComponent("clip.mp4").path)
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        let json = try success(try probe(server.url("/norange/clip.mp4")))
+        XCTAssertEqual(json["durationMs"] as? Int, 3000)
+        XCTAssertEqual((json["video"] as? [String: Any])?["frameCount"] as? Int, 90)
+    }
+
     // MARK: - Errors
 
     func testErrorsUseThumbsCodes() throws {

@@ -132,6 +132,19 @@ final class ThumbCLITests: XCTestCase {
             "turned the wrong way")
     }
 
+    /// An SD clip with no colour description, turned upright to 480x640: the matrix is guessed from the coded
+    /// 640x480 (BT.601, as ffmpeg does), never from the rotated size, which a guess would take for HD (BT.709).
+    func testRotationNeverChangesColours() throws {
+        let clip = try TestEnvironment.fixture("rotated-sd.mp4")
+        let json = try success(
+            try thumb(clip, ["--time-ms", "0", "--max-width", "480", "--max-height", "640", "--format", "png"]))
+        XCTAssertEqual(json["width"] as? Int, 480)
+        XCTAssertEqual(json["height"] as? Int, 640)
+        let ours = try DecodedImage.read(try XCTUnwrap(json["path"] as? String))
+        let upright = try DecodedImage.frame(of: clip, index: 0, width: 480, height: 640)
+        XCTAssertLessThan(ours.meanDifference(upright), 2)
+    }
+
     func testEXIFOrientationOfAPhotoIsApplied() throws {
         let photo = try TestEnvironment.fixture("photo-exif.jpg")  // 320×240 stored, EXIF 6: rotate 90° clockwise
         let json = try success(try thumb(photo, ["--time-ms", "5000", "--format", "png"]))
@@ -142,6 +155,16 @@ final class ThumbCLITests: XCTestCase {
         let stored = try DecodedImage.read(photo)  // ffmpeg 5.1 does not apply EXIF orientation
         XCTAssertEqual([stored.width, stored.height], [320, 240])
         XCTAssertLessThan(ours.meanDifference(stored.rotatedClockwise()), 4)
+    }
+
+    /// A 16-bit RGBA PNG decodes to ffmpeg's colours (its RGB sibling, which pngdec 1.22 gets wrong, is refused:
+    /// ErrorCodeCLITests).
+    func testA16BitRGBAPNGHasFFmpegsColours() throws {
+        let photo = try TestEnvironment.fixture("deep16a.png")
+        let json = try success(try thumb(photo, ["--format", "png"]))
+        let ours = try DecodedImage.read(try XCTUnwrap(json["path"] as? String))
+        XCTAssertEqual(ours.width, 64)
+        XCTAssertLessThan(ours.meanDifference(try DecodedImage.read(photo)), 2)
     }
 
     func testPNGPhotoIsNotUpscaled() throws {

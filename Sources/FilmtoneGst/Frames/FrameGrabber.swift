@@ -49,13 +49,24 @@ struct FrameGrabber {
     let isCancelled: () -> Bool
 
     /// A picture GStreamer cannot decode (a CMYK JPEG, an animated WebP, a HEIF image) is `UNSUPPORTED_FORMAT`.
+    /// A remote server that ignores `Range` (`souphttpsrc` learns it only when a seek is answered with the whole
+    /// body) makes the grab start again reading forward, within the same deadline.
     func grab() throws -> GrabbedFrame {
         let formats = PictureFormatWatch()
-        return try formats.refining { try grab(watching: formats) }
+        let deadline = Deadline(after: request.timeoutMilliseconds)
+        return try formats.refining {
+            do {
+                return try grab(watching: formats, deadline: deadline, readingForward: false)
+            } catch let error as FilmtoneError where request.source.isRemote && FrameRecipe.isRangeRefusal(error.cause)
+            {
+                return try grab(watching: formats, deadline: deadline, readingForward: true)
+            }
+        }
     }
 
-    private func grab(watching formats: PictureFormatWatch) throws -> GrabbedFrame {
-        let deadline = Deadline(after: request.timeoutMilliseconds)
+    private func grab(watching formats: PictureFormatWatch, deadline: Deadline, readingForward: Bool) throws
+        -> GrabbedFrame
+    {
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let pipeline = try Pipeline(launch: FrameRecipe.launchDescription(withLook: request.look != nil))
         formats.attach(to: pipeline)
@@ -107,18 +118,16 @@ struct FrameGrabber {
             return try frame(from: sample, time: time, still: false, skipper: skipper)
         }
 
-        guard pipeline.isSeekable() else {
-            if request.source.isRemote {
-                throw FilmtoneError(
-                    .remoteFetchFailed,
-                    "cannot seek in the remote source (the server does not support Range requests)")
-            }
-            throw FilmtoneError(.decodeFailed, "the source cannot seek to \(request.time.milliseconds) ms")
-        }
         if let duration = pipeline.duration(), request.time >= duration {
             throw FilmtoneError(
                 .decodeFailed,
                 "time \(request.time.milliseconds) ms is past the end (\(duration.milliseconds) ms)")
+        }
+        if readingForward || !pipeline.isSeekable() {
+            guard request.source.isRemote else {
+                throw FilmtoneError(.decodeFailed, "the source cannot seek to \(request.time.milliseconds) ms")
+            }
+            return try readForward(pipeline, sink, deadline, skipper: skipper)
         }
         for flags in FrameRecipe.seekPlan(tolerance: request.tolerance) {
             guard pipeline.seek(to: request.time, flags: flags) else {
@@ -139,6 +148,47 @@ struct FrameGrabber {
     }
 
     // MARK: - Steps
+
+    /// For a server that cannot seek: plays the pipeline from the start (no clock: `sync=false`) and takes the frame
+    /// `FrameRecipe.forwardStep` picks, so exact times are what a seek would give. Errors, EOS, the deadline and
+    /// cancellation end it; the bus is checked between 50 ms pulls.
+    private func readForward(_ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, skipper: ReferenceSkipper)
+        throws -> GrabbedFrame
+    {
+        let what = "frame at \(request.time.milliseconds) ms (reading forward: the server does not support Range)"
+        pipeline.play()
+        var previous: (sample: Sample, time: ClockTime)?
+        while true {
+            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
+            if deadline.hasPassed { throw timedOut(what) }
+            if case .error(let cause)? = pipeline.bus.pop(timeout: .zero, kinds: [.error]) {
+                throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
+            }
+            guard let sample = sink.pullSample(timeout: deadline.remaining(cap: .milliseconds(50))) else {
+                guard sink.isEndOfStream else { continue }
+                // The target lies after the last frame's start but before the stated duration: it is on screen.
+                if let previous {
+                    return try frame(from: previous.sample, time: previous.time, still: false, skipper: skipper)
+                }
+                throw FilmtoneError(.decodeFailed, "no video frame could be decoded (\(what)): the stream ended first")
+            }
+            guard let time = sample.streamTime else { continue }
+            switch FrameRecipe.forwardStep(
+                frame: time, duration: sample.duration, hasPrevious: previous != nil, target: request.time,
+                tolerance: request.tolerance)
+            {
+            case .take:
+                return try frame(from: sample, time: time, still: false, skipper: skipper)
+            case .takePrevious:
+                if let previous {
+                    return try frame(from: previous.sample, time: previous.time, still: false, skipper: skipper)
+                }
+                return try frame(from: sample, time: time, still: false, skipper: skipper)
+            case .keepReading:
+                previous = (sample, time)
+            }
+        }
+    }
 
     /// Waits for ASYNC_DONE (preroll or seek done; the local-stall rule for the first preroll) and pulls the
     /// prerolled sample. EOS with no frame — a truncated file, an empty stream, a seek past the end — is a

@@ -65,6 +65,39 @@ enum FrameRecipe {
         return ClockTime(nanoseconds: end >= nominal ? end - nominal : 0)
     }
 
+    /// What to do with a frame met while reading forward (a remote source that cannot seek), frames arriving in
+    /// order from the start.
+    enum ForwardStep: Equatable {
+        /// This frame answers the request.
+        case take
+        /// This frame starts after the target and the one before it was on screen at the target: take that one.
+        case takePrevious
+        /// The target is still ahead.
+        case keepReading
+    }
+
+    /// The rule for reading forward: a frame `accepts` allows is taken; the first frame that starts after the
+    /// target means the one before it is the frame on screen at the target (or, when there is none, the stream
+    /// starts after the target and this first frame is the nearest); anything earlier is read past.
+    static func forwardStep(
+        frame: ClockTime, duration: ClockTime?, hasPrevious: Bool, target: ClockTime, tolerance: ClockTime
+    ) -> ForwardStep {
+        if accepts(frame: frame, duration: duration, target: target, tolerance: tolerance) { return .take }
+        if frame > target { return hasPrevious ? .takePrevious : .take }
+        return .keepReading
+    }
+
+    /// `GST_RESOURCE_ERROR_SEEK`: what `souphttpsrc` posts when a server answers a Range request with the whole
+    /// body ("Server does not support seeking."). Until that answer the source reports itself seekable.
+    static let resourceSeekErrorCode = 11
+
+    /// Whether `cause` says the HTTP server cannot seek (it ignores `Range`): the grab is then done again reading
+    /// forward.
+    static func isRangeRefusal(_ cause: FilmtoneError.GStreamerCause?) -> Bool {
+        guard let cause else { return false }
+        return cause.domain == "resource" && cause.code == resourceSeekErrorCode && cause.factory == "souphttpsrc"
+    }
+
     /// The seeks to try, in order, after the prerolled frame did not answer the request: the keyframe before
     /// the target first when a tolerance allows it (cheap: no decoding forward), then an accurate seek (decodes
     /// from the keyframe up to the exact frame).

@@ -13,9 +13,18 @@ import Synchronization
 ///   `VP8X` header has the animation flag.
 /// - A **HEIF image** (HEIC, AVIF): the type finder says `video/quicktime, variant=heif`; `qtdemux` reads no
 ///   image items ("This file contains no playable streams").
+/// - A **16-bit RGB PNG without alpha**: `pngdec` 1.22 decodes it without an error but labels its rows `ARGB64`
+///   while they hold something else, so red comes out yellow. It is refused rather than shown wrong; 16-bit
+///   RGBA, grey and grey+alpha PNGs decode right. Its `IHDR` says bit depth 16, colour type 2.
 enum PictureFormats {
     /// Why the source cannot be decoded, from what the pipeline saw of it; nil when nothing says so.
-    static func unsupportedReason(container: CapsStructure?, jpegColorspace: String?, animatedWebP: Bool) -> String? {
+    static func unsupportedReason(
+        container: CapsStructure?, jpegColorspace: String?, animatedWebP: Bool, deepRGBPNG: Bool = false
+    ) -> String? {
+        if deepRGBPNG {
+            return "16-bit RGB PNG images without alpha are not supported (GStreamer 1.22's pngdec decodes them "
+                + "with wrong colours): convert it to 8-bit, or add an alpha channel, first"
+        }
         if let colorspace = jpegColorspace, ["CMYK", "YCCK"].contains(colorspace.uppercased()) {
             return "\(colorspace.uppercased()) JPEG images are not supported (GStreamer's jpegdec decodes YCbCr "
                 + "and greyscale JPEGs only): convert it to RGB first"
@@ -37,10 +46,20 @@ enum PictureFormats {
         func tag(_ offset: Int) -> String { String(decoding: bytes[offset..<offset + 4], as: UTF8.self) }
         return tag(0) == "RIFF" && tag(8) == "WEBP" && tag(12) == "VP8X" && bytes[20] & 0x02 != 0
     }
+
+    /// Whether `bytes`, the start of a PNG file, is a 16-bit RGB PNG without alpha: the signature, then the `IHDR`
+    /// chunk (length, `IHDR`, width, height), whose bit depth (offset 24) is 16 and colour type (offset 25) is 2.
+    static func isDeepRGBPNG(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        guard bytes.count >= 26, Array(bytes[0..<8]) == signature else { return false }
+        return String(decoding: bytes[12..<16], as: UTF8.self) == "IHDR" && bytes[24] == 16 && bytes[25] == 2
+    }
 }
 
 /// Watches a decoding pipeline for the pictures `PictureFormats` knows it cannot decode: the type finder's caps,
-/// `jpegparse`'s output caps and the first buffer `webpdec` is given. A driver runs its job inside `refining`, which
+/// `jpegparse`'s output caps and the first buffer `webpdec` or `pngdec` is given. A PNG that `pngdec` would decode
+/// with wrong colours is not given to it at all (its buffers are dropped), so the job ends without a frame and
+/// fails, and never shows the wrong picture. A driver runs its job inside `refining`, which
 /// turns a `DECODE_FAILED` into `UNSUPPORTED_FORMAT` with the reason when the watch saw one.
 final class PictureFormatWatch: Sendable {
     private struct Seen {
@@ -48,6 +67,8 @@ final class PictureFormatWatch: Sendable {
         var jpegColorspace: String?
         var animatedWebP = false
         var webpChecked = false
+        var deepRGBPNG = false
+        var pngChecked = false
     }
 
     private let seen = Mutex(Seen())
@@ -79,6 +100,18 @@ final class PictureFormatWatch: Sendable {
                     }
                     return .pass
                 }
+            case "pngdec":
+                element.staticPad("sink")?.onData { [self] item in
+                    guard case .buffer(let buffer) = item else { return .pass }
+                    let refused = seen.withLock { seen in
+                        if !seen.pngChecked {
+                            seen.pngChecked = true
+                            seen.deepRGBPNG = buffer.withBytes { PictureFormats.isDeepRGBPNG($0) } ?? false
+                        }
+                        return seen.deepRGBPNG
+                    }
+                    return refused ? .drop : .pass
+                }
             default:
                 break
             }
@@ -89,15 +122,22 @@ final class PictureFormatWatch: Sendable {
     var unsupportedReason: String? {
         seen.withLock {
             PictureFormats.unsupportedReason(
-                container: $0.container, jpegColorspace: $0.jpegColorspace, animatedWebP: $0.animatedWebP)
+                container: $0.container, jpegColorspace: $0.jpegColorspace, animatedWebP: $0.animatedWebP,
+                deepRGBPNG: $0.deepRGBPNG)
         }
     }
 
     /// Runs `body`; a `DECODE_FAILED` it throws becomes `UNSUPPORTED_FORMAT` (keeping GStreamer's cause) when the
     /// source is a picture GStreamer cannot decode.
+    /// A job that ended without an error after the watch refused the picture (an export of no frames) is also
+    /// `UNSUPPORTED_FORMAT`: the picture was never decoded, so nothing it made may be kept.
     func refining<R>(_ body: () throws -> R) throws -> R {
         do {
-            return try body()
+            let result = try body()
+            if seen.withLock({ $0.deepRGBPNG }), let reason = unsupportedReason {
+                throw FilmtoneError(.unsupportedFormat, reason)
+            }
+            return result
         } catch let error as FilmtoneError where error.code == .decodeFailed {
             guard let reason = unsupportedReason else { throw error }
             throw FilmtoneError(.unsupportedFormat, reason, cause: error.cause)
