@@ -211,6 +211,17 @@ package enum LUTFilterElement {
             + "width=(int)[ 1, max ], height=(int)[ 1, max ], framerate=(fraction)[ 0/1, max ]"
     }
 
+    /// The example launch line gst-inspect shows (in the description: the element metadata has no field for it;
+    /// GStreamer's C elements keep theirs in a gtk-doc block that gst-inspect never prints).
+    package static let exampleLaunchLine =
+        "gst-launch-1.0 videotestsrc num-buffers=30 ! ftlut creative-lut=look.cube intensity=0.8 "
+        + "! videoconvert ! fakesink"
+
+    /// The element's description (its metadata), ending with the example launch line.
+    package static let description =
+        "Applies an input-transform 3D LUT, then a creative 3D LUT blended by intensity (.cube files). "
+        + "Example: \(exampleLaunchLine)"
+
     /// Created once (a Swift lazy global, itself thread-safe); GStreamer's debug functions take it from any thread.
     nonisolated(unsafe) fileprivate static let debugCategory: UnsafeMutablePointer<GstDebugCategory>? =
         _gst_debug_category_new("ftlut", 0, "ftgst film-look LUT filter")
@@ -304,9 +315,7 @@ package enum LUTFilterElement {
 
         let elementClass = ftgst_element_class(klass)!
         // set_metadata, not set_static_metadata: the strings are temporary (see above) and must be copied.
-        gst_element_class_set_metadata(
-            elementClass, "Film look LUT", "Filter/Effect/Video",
-            "Applies an input-transform 3D LUT, then a creative 3D LUT blended by intensity (.cube files)", "ftgst")
+        gst_element_class_set_metadata(elementClass, "Film look LUT", "Filter/Effect/Video", description, "ftgst")
         SwiftSubclass<LUTFilterState>.addPadTemplates(elementClass, caps: capsDescription)
 
         let transformClass = ftgst_base_transform_class(klass)!

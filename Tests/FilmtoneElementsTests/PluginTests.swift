@@ -35,6 +35,27 @@ final class PluginTests: XCTestCase {
         }
     }
 
+    func testInspectShowsTheOriginAndARunnableExampleLaunchLine() throws {
+        let result = try gst("gst-inspect-1.0", ["ftlut"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        // GStreamer's wording for a package without a public URL, not a made-up address.
+        let origin = result.stdout.split(separator: "\n").first { $0.contains("Origin URL") }
+        XCTAssertEqual(
+            origin?.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).joined(separator: " "),
+            "Unknown package origin", result.stdout)
+        XCTAssertFalse(result.stdout.contains(".invalid"), result.stdout)
+        // The description ends with an example launch line, which runs as shown (with a real look.cube).
+        guard let range = result.stdout.range(of: "Example: gst-launch-1.0 ") else {
+            return XCTFail("gst-inspect-1.0 ftlut shows no example launch line:\n\(result.stdout)")
+        }
+        let line = result.stdout[range.upperBound...].prefix { $0 != "\n" }
+        var words = line.split(separator: " ").map(String.init)
+        XCTAssertTrue(words.contains("ftlut") && words.contains("creative-lut=look.cube"), String(line))
+        words = words.map { $0 == "creative-lut=look.cube" ? "creative-lut=\(SharedLUTs.look)" : $0 }
+        let launched = try gst("gst-launch-1.0", ["-q"] + words)
+        XCTAssertEqual(launched.status, 0, "\(line): \(launched.stderr)")
+    }
+
     func testGstLaunchAppliesTheSameLookAsFtgst() throws {
         let look = SharedLUTs.look
         let folder = try TestEnvironment.temporaryDirectory(self)
