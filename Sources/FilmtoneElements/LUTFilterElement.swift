@@ -11,9 +11,9 @@ import Synchronization
 //
 // Two LUT slots (an input transform, then a creative look blended by intensity) applied in place to packed 8-bit
 // RGB frames, 8-bit 4:2:0 YUV (I420, NV12: no conversion to RGB and back), or packed 16-bit RGB (RGBA64_LE & co.,
-// for 10-bit sources). The `.cube` files are parsed once, in start(); the frame loop is `LUTKernel` (8-bit RGB),
-// `YUVKernel` (built per negotiated colorimetry) or `LUTKernel16`. A file that cannot be
-// read posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, a look table that cannot be allocated
+// for 10-bit sources). The `.cube` files are parsed in start(), and again on the next frame when a LUT path is set
+// while running; the frame loop is `LUTKernel` (8-bit RGB), `YUVKernel` (built per negotiated colorimetry) or
+// `LUTKernel16`. A file that cannot be read posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, a look table that cannot be allocated
 // (on the first frame) CORE/FAILED, all from this element: the library maps them to FILE_NOT_FOUND, LUT_INVALID and
 // INTERNAL.
 //
@@ -41,6 +41,20 @@ package final class LUTFilterState: Sendable {
         package var creativeLUT: String? = nil
         package var intensity = LUTFilterDefaults.intensity
         package var interpolation = LUTFilterDefaults.interpolation
+
+        /// The two LUT paths, empty meaning none (as nil).
+        var paths: LUTPaths {
+            LUTPaths(
+                input: inputLUT.flatMap { $0.isEmpty ? nil : $0 },
+                creative: creativeLUT.flatMap { $0.isEmpty ? nil : $0 })
+        }
+    }
+
+    /// The LUT files of the two slots, nil for an empty slot.
+    package struct LUTPaths: Equatable, Sendable {
+        package var input: String?
+        package var creative: String?
+        package var isEmpty: Bool { input == nil && creative == nil }
     }
 
     /// Everything behind the one lock: set_property writes `settings` from any thread, the streaming thread
@@ -48,9 +62,12 @@ package final class LUTFilterState: Sendable {
     private struct Values: Sendable {
         var settings = Settings()
         /// The settings `kernel` was built for; a property change makes them differ and the kernel is rebuilt
-        /// (intensity and interpolation changes apply to the next frame; LUT files are read only in start()).
+        /// from the next frame.
         var builtFor: Settings? = nil
         var luts: (input: CubeLUT?, creative: CubeLUT?) = (nil, nil)
+        /// The paths `luts` were parsed from, between start() and stop() (nil when stopped). A LUT path set
+        /// meanwhile (PLAYING included) makes the settings differ from them, and the next frame parses again.
+        var loadedPaths: LUTPaths? = nil
         var kernel: LUTKernel? = nil
         /// The 16-bit kernel and the settings it was built for, kept apart from the 8-bit one.
         var kernel16: LUTKernel16? = nil
@@ -93,21 +110,44 @@ package final class LUTFilterState: Sendable {
 
     package var current: Settings { values.withLock { $0.settings } }
 
-    /// Parses the LUT files of the current settings. Throws `FilmtoneError` (FILE_NOT_FOUND / LUT_INVALID).
+    /// Parses the LUT files of the current settings; true when there is a LUT at all. Throws `FilmtoneError`
+    /// (FILE_NOT_FOUND / LUT_INVALID), and then keeps what was loaded before (a later frame tries again).
     package func start() throws -> Bool {
-        let wanted = current
-        let input = try wanted.inputLUT.flatMap { $0.isEmpty ? nil : try CubeLUT.load(path: $0) }
-        let creative = try wanted.creativeLUT.flatMap { $0.isEmpty ? nil : try CubeLUT.load(path: $0) }
+        try load(values.withLock { $0.settings.paths })
+    }
+
+    /// Between start() and stop(): whether a LUT path was set since the files were last parsed (set_property
+    /// calls it to leave pass-through, so that the next frame reaches `reloadIfChanged`).
+    package var lutPathsChanged: Bool {
+        values.withLock { v in v.loadedPaths.map { $0 != v.settings.paths } ?? false }
+    }
+
+    /// Called on each frame: when a LUT path was set since the files were parsed (in PLAYING, say), parses the
+    /// new ones (outside the lock) and drops the kernels, so this frame already gets the new look. Returns
+    /// whether there is a LUT at all, or nil when nothing changed. Throws as start() does.
+    package func reloadIfChanged() throws -> Bool? {
+        let wanted = values.withLock { v in
+            v.loadedPaths.map { $0 == v.settings.paths } == false ? v.settings.paths : nil
+        }
+        guard let wanted else { return nil }
+        return try load(wanted)
+    }
+
+    private func load(_ paths: LUTPaths) throws -> Bool {
+        let input = try paths.input.map { try CubeLUT.load(path: $0) }
+        let creative = try paths.creative.map { try CubeLUT.load(path: $0) }
         values.withLock {
             $0.luts = (input, creative)
+            $0.loadedPaths = paths
             $0.dropKernels()
         }
-        return input != nil || creative != nil
+        return !paths.isEmpty
     }
 
     package func stop() {
         values.withLock {
             $0.luts = (nil, nil)
+            $0.loadedPaths = nil
             $0.dropKernels()
         }
     }
@@ -348,9 +388,11 @@ package enum LUTFilterElement {
             case .inputLUT:
                 let path = GLib.borrowString(g_value_get_string(value))
                 state.update { $0.inputLUT = path }
+                leavePassThroughIfLUTsChanged(object, state)
             case .creativeLUT:
                 let path = GLib.borrowString(g_value_get_string(value))
                 state.update { $0.creativeLUT = path }
+                leavePassThroughIfLUTsChanged(object, state)
             case .intensity:
                 let intensity = g_value_get_double(value)
                 state.update { $0.intensity = intensity }
@@ -361,6 +403,17 @@ package enum LUTFilterElement {
                 state.update { $0.interpolation = method }
             }
         }
+
+    /// A LUT path set on a started element (PAUSED, PLAYING): the next frame must reach transform_frame_ip, which
+    /// parses the new files, so pass-through (no LUT when it started) is switched off; the frame function switches
+    /// it back on if both slots are now empty. gst_base_transform_set_passthrough takes the object lock: any thread.
+    private static func leavePassThroughIfLUTsChanged(_ object: UnsafeMutablePointer<GObject>, _ state: LUTFilterState)
+    {
+        guard state.lutPathsChanged else { return }
+        let transform = GLib.cast(object, to: GstBaseTransform.self)
+        gst_base_transform_set_passthrough(transform, 0)
+        log(GST_LEVEL_INFO, UnsafeMutableRawPointer(object), "LUT path changed: parsed again on the next frame")
+    }
 
     private static let getProperty:
         @convention(c) (
@@ -520,6 +573,15 @@ package enum LUTFilterElement {
             let (width, height) = (Int(frame.pointee.info.width), Int(frame.pointee.info.height))
             let stride = Int(ftgst_video_frame_stride(frame, 0))
             do {
+                // A LUT path set while running: parsed here, once, and this frame already gets the new look.
+                if let hasLUT = try state.reloadIfChanged() {
+                    log(GST_LEVEL_INFO, element, hasLUT ? "LUTs parsed again" : "LUTs cleared: pass-through")
+                    guard hasLUT else {
+                        // Pass-through from the next buffer; this one (mapped already) is left as it is.
+                        gst_base_transform_set_passthrough(GLib.cast(filter, to: GstBaseTransform.self), 1)
+                        return GST_FLOW_OK
+                    }
+                }
                 switch format {
                 case .yuv420(let layout, let colorimetry):
                     // Chroma plane(s) walked by their own strides: 1 (NV12, U and V interleaved) or 1 and 2 (I420).

@@ -134,6 +134,100 @@ final class LUTFilterElementTests: XCTestCase {
         }
     }
 
+    // MARK: - LUT paths set while PLAYING
+
+    /// A PLAYING `appsrc ! ftlut name=look … ! appsink` fed 16×8 RGBx frames one at a time.
+    private final class LiveLook {
+        let pipeline: Pipeline
+        let look: Element
+        private let source: Element
+        private let sink: Element
+        let input: [UInt8]
+        private var next: GstClockTime = 0
+
+        init(properties: String) throws {
+            let caps = "video/x-raw,format=RGBx,width=16,height=8,framerate=0/1"
+            pipeline = try Pipeline(
+                launch: "appsrc name=src format=time caps=\(caps) ! ftlut name=look \(properties) ! "
+                    + "appsink name=sink sync=false")
+            (look, source, sink) = (
+                try pipeline.element(named: "look"), try pipeline.element(named: "src"),
+                try pipeline.element(named: "sink")
+            )
+            var random = PixelRandom(seed: 17)
+            input = (0..<(16 * 8 * 4)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            pipeline.play()
+        }
+
+        deinit { pipeline.stop() }
+
+        /// Pushes the input frame and pulls what comes out (nil when nothing comes within 10 s).
+        func roundTrip() throws -> [UInt8]? {
+            let buffer = try XCTUnwrap(gst_buffer_new_allocate(nil, gsize(input.count), nil))
+            input.withUnsafeBytes { _ = gst_buffer_fill(buffer, 0, $0.baseAddress, gsize($0.count)) }
+            buffer.pointee.pts = next * 40_000_000
+            next += 1
+            // push_buffer takes the buffer (transfer full).
+            _ = gst_app_src_push_buffer(GLib.cast(source.pointer, to: GstAppSrc.self), buffer)
+            let appsink = GLib.cast(sink.pointer, to: GstAppSink.self)
+            guard let pulled = gst_app_sink_try_pull_sample(appsink, 10 * 1_000_000_000) else { return nil }
+            return try Sample(takingFull: pulled).withMappedFrame { view in
+                (0..<view.height).flatMap { Array(UnsafeBufferPointer(start: view.row($0), count: view.width * 4)) }
+            }
+        }
+
+        /// The reference for `creative` (nil: no LUT) on the input frame.
+        func expected(_ creative: String?) throws -> [UInt8] {
+            guard let creative else { return input }
+            return try Look(creativeLUT: try CubeLUT.load(path: creative)).referenceApply(
+                toPacked: input, layout: .rgbx)
+        }
+    }
+
+    /// `creative-lut` set while PLAYING applies from the next frame: from pass-through (no LUT at start) to a look,
+    /// from one look to another, and back to none; in both slots.
+    func testALUTPathSetWhilePlayingAppliesFromTheNextFrame() throws {
+        let live = try LiveLook(properties: "")
+        let first = try XCTUnwrap(try live.roundTrip(), "no frame through the pass-through element")
+        XCTAssertEqual(first, live.input, "no LUT: pass-through")
+        for creative in [Self.look, Self.gains, nil] {
+            try live.look.setProperty("creative-lut", .string(creative ?? ""))
+            let output = try XCTUnwrap(try live.roundTrip(), "no frame after creative-lut=\(creative ?? "")")
+            XCTAssertLessThanOrEqual(
+                maxByteDifference(output, try live.expected(creative)), 1, "creative-lut=\(creative ?? "")")
+        }
+        XCTAssertEqual(try live.roundTrip(), live.input, "cleared again: pass-through")
+        // The input slot too, while a creative look is set.
+        try live.look.setProperty("creative-lut", .string(Self.look))
+        try live.look.setProperty("input-lut", .string(Self.gains))
+        let both = try XCTUnwrap(try live.roundTrip(), "no frame after input-lut")
+        let reference = try Look(
+            inputLUT: try CubeLUT.load(path: Self.gains), creativeLUT: try CubeLUT.load(path: Self.look))
+        XCTAssertLessThanOrEqual(
+            maxByteDifference(both, reference.referenceApply(toPacked: live.input, layout: .rgbx)), 1)
+    }
+
+    /// A bad file set while PLAYING is reported on its first frame as a bad file is in start(): the element's
+    /// RESOURCE/SETTINGS error with the file and line, LUT_INVALID in ftgst; a missing one FILE_NOT_FOUND.
+    func testABadLUTSetWhilePlayingPostsTheElementsLUTError() throws {
+        let bad = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("bad.cube")
+        try Data("LUT_3D_SIZE 2\n0 0 0\n".utf8).write(to: bad)
+        for (path, code) in [(bad.path, FilmtoneError.Code.lutInvalid), (bad.path + ".missing", .fileNotFound)] {
+            let live = try LiveLook(properties: "creative-lut=\(Self.look)")
+            XCTAssertNotNil(try live.roundTrip(), "no frame before the change")
+            try live.look.setProperty("creative-lut", .string(path))
+            XCTAssertNil(try live.roundTrip()?.count, "a frame came out after creative-lut=\(path)")
+            guard
+                case .error(let cause) = live.pipeline.waitForEndOfStream(
+                    deadline: Deadline(after: 10_000), isCancelled: { false })
+            else { return XCTFail("no error after creative-lut=\(path)") }
+            let error = ErrorClassifier.classify(cause, remote: false)
+            XCTAssertEqual(error.code, code, error.message)
+            XCTAssertEqual(error.cause?.factory, "ftlut")
+            if code == .lutInvalid { XCTAssertTrue(error.message.contains("bad.cube:2:"), error.message) }
+        }
+    }
+
     // MARK: - 16-bit formats
 
     /// Pushes one frame of `bytes` (rows `stride` bytes apart, announced by a GstVideoMeta, so the element must
