@@ -10,11 +10,12 @@ import Synchronization
 // gst-launch-1.0 videotestsrc num-buffers=30 ! ftlut creative-lut=look.cube intensity=0.8 ! videoconvert ! fakesink
 //
 // Two LUT slots (an input transform, then a creative look blended by intensity) applied in place to packed 8-bit
-// RGB frames, 8-bit 4:2:0 YUV (I420, NV12: no conversion to RGB and back), or packed 16-bit RGB (RGBA64_LE & co.,
-// for 10-bit sources). The `.cube` files are parsed in start(), and again on the next frame when a LUT path is set
-// while running; the frame loop is `LUTKernel` (8-bit RGB), `YUVKernel` (built per negotiated colorimetry) or
-// `LUTKernel16`. A file that cannot be read posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, a look table that cannot be allocated
-// (on the first frame) CORE/FAILED, all from this element: the library maps them to FILE_NOT_FOUND, LUT_INVALID and
+// RGB frames, 8-bit 4:2:0 YUV (I420, NV12: no conversion to RGB and back), 10-bit 4:2:0 YUV (I420_10LE, P010_10LE:
+// through the 16-bit look, per pixel), or packed 16-bit RGB (RGBA64_LE & co.). The `.cube` files are parsed in
+// start(), and again on the next frame when a LUT path is set while running; the frame loop is `LUTKernel` (8-bit
+// RGB), `YUVKernel` (built per negotiated colorimetry), `YUV10Kernel` or `LUTKernel16`. A file that cannot be read
+// posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, a look table that cannot be allocated (on the
+// first frame) CORE/FAILED, all from this element: the library maps them to FILE_NOT_FOUND, LUT_INVALID and
 // INTERNAL.
 //
 // The GObject type is registered by hand (the C macros G_DEFINE_TYPE & co. do not exist for Swift): `SwiftSubclass`
@@ -94,7 +95,7 @@ package final class LUTFilterState: Sendable {
                 v.negotiatedFormat = newValue
                 switch newValue {
                 case .packed8: (v.kernel16, v.builtFor16, v.kernelYUV, v.builtForYUV) = (nil, nil, nil, nil)
-                case .packed16: (v.kernel, v.builtFor, v.kernelYUV, v.builtForYUV) = (nil, nil, nil, nil)
+                case .packed16, .yuv420x10: (v.kernel, v.builtFor, v.kernelYUV, v.builtForYUV) = (nil, nil, nil, nil)
                 case .yuv420(_, let colorimetry):
                     (v.kernel, v.builtFor, v.kernel16, v.builtFor16) = (nil, nil, nil, nil)
                     if v.kernelYUV?.colorimetry != colorimetry { (v.kernelYUV, v.builtForYUV) = (nil, nil) }
@@ -210,6 +211,8 @@ package enum LUTFilterElement {
         case packed8(PackedRGBLayout)
         case packed16(PackedRGB16Layout)
         case yuv420(YUV420Layout, YUVColorimetry)
+        /// 10-bit 4:2:0 YUV and its colorimetry, through the 16-bit kernel (`YUV10Kernel`).
+        case yuv420x10(YUV10Layout, YUVColorimetry)
     }
 
     /// How the chroma of an 8-bit 4:2:0 format is stored.
@@ -237,16 +240,21 @@ package enum LUTFilterElement {
     /// formats, and answered after them in caps queries, so that a source offering both (videotestsrc) still
     /// fixates the RGB format it did before; a videoconvert after a YUV source now passes I420 or NV12 through.
     package static let formatsYUV: [(String, YUV420Layout)] = [("I420", .i420), ("NV12", .nv12)]
+    /// 10-bit 4:2:0 YUV, what 10-bit decoders give (avdec_h265: I420_10LE; hardware decoders: P010_10LE), in place
+    /// through the 16-bit kernel. Caps queries answer them first when the asking peer offers only deep formats
+    /// (`query`), after the 8-bit ones otherwise.
+    package static let formatsYUV10: [(String, YUV10Layout)] = [("I420_10LE", .i420), ("P010_10LE", .p010)]
 
     /// The format named `name` (a GStreamer format string); `colorimetry` only matters for YUV formats.
     package static func pixelFormat(named name: String, colorimetry: YUVColorimetry = .bt601) -> PixelFormat? {
         if let layout = formats.first(where: { $0.0 == name })?.1 { return .packed8(layout) }
         if let layout = formatsYUV.first(where: { $0.0 == name })?.1 { return .yuv420(layout, colorimetry) }
+        if let layout = formatsYUV10.first(where: { $0.0 == name })?.1 { return .yuv420x10(layout, colorimetry) }
         if let layout = formats16.first(where: { $0.0 == name })?.1 { return .packed16(layout) }
         return nil
     }
     package static var capsDescription: String {
-        let names = formats.map(\.0) + formatsYUV.map(\.0) + formats16.map(\.0)
+        let names = formats.map(\.0) + formatsYUV.map(\.0) + formatsYUV10.map(\.0) + formats16.map(\.0)
         return "video/x-raw, format=(string){ \(names.joined(separator: ", ")) }, "
             + "width=(int)[ 1, max ], height=(int)[ 1, max ], framerate=(fraction)[ 0/1, max ]"
     }
@@ -471,9 +479,11 @@ package enum LUTFilterElement {
                 parentQuery(transform, direction, query) != 0
             else { return 0 }
             if query.pointee.type == GST_QUERY_CAPS {
-                var result: UnsafeMutablePointer<GstCaps>? = nil
+                var (filter, result): (UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstCaps>?) = (nil, nil)
+                gst_query_parse_caps(query, &filter)  // borrowed from the query
                 gst_query_parse_caps_result(query, &result)  // borrowed from the query
-                if let result, let reordered = eightBitRGBFirst(result) {
+                let order = filter.map(offersOnlyDeepFormats) == true ? deepFirst : eightBitFirst
+                if let result, let reordered = inTiers(result, order: order) {
                     gst_query_set_caps_result(query, reordered)  // the query takes its own reference
                     gst_caps_unref(reordered)
                 }
@@ -481,18 +491,49 @@ package enum LUTFilterElement {
             return 1
         }
 
-    /// `caps` with the structures (and the formats inside a structure's format list) split into tiers, 8-bit RGB
-    /// first, then 8-bit YUV, then the rest (16-bit, or no format), each tier in its original order; nil when that
-    /// changes nothing. Transfer full.
-    private static func eightBitRGBFirst(_ caps: UnsafeMutablePointer<GstCaps>) -> UnsafeMutablePointer<GstCaps>? {
+    /// The tiers of formats (0: 8-bit RGB, 1: 8-bit YUV, 2: 10-bit YUV, 3: the rest, 16-bit RGB or no format), in
+    /// the order caps queries answer them: 8-bit RGB first, unless the peer is deep.
+    private static let eightBitFirst = [0, 1, 2, 3]
+    private static let deepFirst = [2, 3, 0, 1]
+
+    /// Whether `caps` (a caps query's filter: what the asking peer can give or take) names at least one format and
+    /// only formats deeper than 8 bits (a 10-bit decoder). A peer offering 8-bit formats too (videotestsrc,
+    /// videoconvert) gets the 8-bit order, as before.
+    private static func offersOnlyDeepFormats(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool {
+        guard gst_caps_is_any(caps) == 0 else { return false }
+        var depths: [guint] = []
+        func add(_ value: UnsafePointer<GValue>) {
+            guard value.pointee.g_type == ftgst_type_string(),
+                let info = gst_video_format_get_info(gst_video_format_from_string(g_value_get_string(value)))
+            else { return }
+            depths.append(info.pointee.depth.0)
+        }
+        for index in 0..<gst_caps_get_size(caps) {
+            guard let format = gst_structure_get_value(gst_caps_get_structure(caps, index), "format") else {
+                return false  // any format
+            }
+            if format.pointee.g_type == gst_value_list_get_type() {
+                for item in 0..<gst_value_list_get_size(format) { add(gst_value_list_get_value(format, item)) }
+            } else {
+                add(format)
+            }
+        }
+        return !depths.isEmpty && depths.allSatisfy { $0 > 8 }
+    }
+
+    /// `caps` with the structures (and the formats inside a structure's format list) split into tiers (see
+    /// `eightBitFirst`), appended in `order`, each tier in its original order; nil when that changes nothing.
+    /// Transfer full.
+    private static func inTiers(_ caps: UnsafeMutablePointer<GstCaps>, order: [Int]) -> UnsafeMutablePointer<GstCaps>? {
         guard gst_caps_is_any(caps) == 0 else { return nil }
         // New structures (owned until appended) with the index of the structure they came from, for its features.
-        var tiers: [[(UnsafeMutablePointer<GstStructure>, guint)]] = [[], [], []]
+        var tiers: [[(UnsafeMutablePointer<GstStructure>, guint)]] = [[], [], [], []]
         func tier(_ value: UnsafePointer<GValue>?) -> Int {
-            guard let value, value.pointee.g_type == ftgst_type_string() else { return 2 }
+            guard let value, value.pointee.g_type == ftgst_type_string() else { return 3 }
             let name = GLib.borrowString(g_value_get_string(value))
             if formats.contains(where: { $0.0 == name }) { return 0 }
-            return formatsYUV.contains(where: { $0.0 == name }) ? 1 : 2
+            if formatsYUV.contains(where: { $0.0 == name }) { return 1 }
+            return formatsYUV10.contains(where: { $0.0 == name }) ? 2 : 3
         }
         for index in 0..<gst_caps_get_size(caps) {
             let structure = gst_caps_get_structure(caps, index)!  // borrowed
@@ -520,7 +561,7 @@ package enum LUTFilterElement {
             }
         }
         let reordered = gst_caps_new_empty()!
-        for (structure, index) in tiers.joined() {
+        for (structure, index) in order.map({ tiers[$0] }).joined() {
             // Takes the structure and the features copy.
             gst_caps_append_structure_full(
                 reordered, structure,
@@ -598,6 +639,26 @@ package enum LUTFilterElement {
                         planes = .nv12(luma: data, lumaStride: stride, chroma: chroma, chromaStride: chromaStride)
                     }
                     try state.currentKernelYUV(colorimetry).apply(to: planes, width: width, height: height)
+                case .yuv420x10(let layout, let colorimetry):
+                    // Chroma plane(s) by their own strides, as for 8 bits; samples are 16-bit words.
+                    guard let chroma = ftgst_video_frame_plane(frame, 1) else { return GST_FLOW_ERROR }
+                    let chromaStride = Int(ftgst_video_frame_stride(frame, 1))
+                    let planes: YUV10Planes
+                    switch layout {
+                    case .i420:
+                        guard let cr = ftgst_video_frame_plane(frame, 2) else { return GST_FLOW_ERROR }
+                        planes = .i420(
+                            luma: UnsafeMutableRawPointer(data), lumaStride: stride,
+                            cb: UnsafeMutableRawPointer(chroma),
+                            cr: UnsafeMutableRawPointer(cr), chromaStride: chromaStride,
+                            crStride: Int(ftgst_video_frame_stride(frame, 2)))
+                    case .p010:
+                        planes = .p010(
+                            luma: UnsafeMutableRawPointer(data), lumaStride: stride,
+                            chroma: UnsafeMutableRawPointer(chroma), chromaStride: chromaStride)
+                    }
+                    YUV10Kernel(rgb: try state.currentKernel16(), colorimetry: colorimetry)
+                        .apply(to: planes, width: width, height: height)
                 case .packed8(let layout):
                     try state.currentKernel().apply(
                         to: data, width: width, height: height, stride: stride, layout: layout)

@@ -29,7 +29,7 @@ final class PluginTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         for text in [
             "Film look LUT", "filmtone", "input-lut", "creative-lut", "intensity", "interpolation",
-            "tetrahedral", "trilinear", "nearest", "RGBx", "I420", "NV12", "RGBA64_LE",
+            "tetrahedral", "trilinear", "nearest", "RGBx", "I420", "NV12", "I420_10LE", "P010_10LE", "RGBA64_LE",
         ] {
             XCTAssertTrue(result.stdout.contains(text), "gst-inspect-1.0 ftlut lacks \(text)")
         }

@@ -26,7 +26,7 @@ final class LUTFilterElementTests: XCTestCase {
         switch LUTFilterElement.pixelFormat(named: format) {
         case .packed8(let layout): bytesPerPixel = layout.bytesPerPixel
         case .packed16(let layout): bytesPerPixel = layout.bytesPerPixel
-        case .yuv420, nil: throw FilmtoneError(.internalError, "not a packed ftlut format: \(format)")
+        case .yuv420, .yuv420x10, nil: throw FilmtoneError(.internalError, "not a packed ftlut format: \(format)")
         }
         let description =
             "videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=\(format),width=\(width),"
@@ -449,11 +449,13 @@ final class LUTFilterElementTests: XCTestCase {
         // An RGB-only source after videoconvert still gets RGB.
         XCTAssertEqual(try negotiated(after: "video/x-raw,format=RGB,width=32,height=16 ! videoconvert"), "RGB")
         for tenBit in ["I420_10LE", "P010_10LE"] {
-            // videoconvert ranks 8-bit I420 (a depth loss) above 16-bit RGB (a colour-space change plus format,
-            // chroma and alpha changes), so a 10-bit source needs its 16-bit format pinned, as `ftgst export` does.
+            // The element takes 10-bit 4:2:0 as it is: videoconvert passes it through (it picked 8-bit I420 before,
+            // a depth loss it ranks above a change to RGB); a 16-bit RGB format can still be pinned.
             XCTAssertEqual(
-                try negotiated(after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert"),
-                "I420")
+                try negotiated(after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert"), tenBit)
+            // A peer offering only deep formats gets the 10-bit YUV tier first.
+            XCTAssertEqual(
+                try negotiated(after: "video/x-raw,format={RGBA64_LE,\(tenBit)},width=32,height=16"), tenBit)
             let format = try negotiated(
                 after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert ! "
                     + "video/x-raw,format={RGBA64_LE,BGRA64_LE}")
@@ -467,10 +469,36 @@ final class LUTFilterElementTests: XCTestCase {
         }
         let eightBit = try positions(LUTFilterElement.formats.map(\.0), followedBy: ",")
         let sixteenBit = try positions(LUTFilterElement.formats16.map(\.0), followedBy: "")
-        let yuv = try positions(LUTFilterElement.formatsYUV.map(\.0), followedBy: ",")
+        let yuv = try positions(
+            LUTFilterElement.formatsYUV.map(\.0) + LUTFilterElement.formatsYUV10.map(\.0), followedBy: ",")
         let (lastEightBit, firstSixteenBit) = (try XCTUnwrap(eightBit.max()), try XCTUnwrap(sixteenBit.min()))
         XCTAssertLessThan(lastEightBit, try XCTUnwrap(yuv.min()), listed)
         XCTAssertLessThan(try XCTUnwrap(yuv.max()), firstSixteenBit, listed)
+    }
+
+    /// The format `<launch> ! ftlut … ! appsink` settles on, for a file source.
+    private func negotiatedFromFile(_ launch: String) throws -> String {
+        let pipeline = try Pipeline(
+            launch: "\(launch) ! ftlut creative-lut=\(Self.look) ! appsink name=sink sync=false")
+        defer { pipeline.stop() }
+        pipeline.pause()
+        switch pipeline.waitForAsyncDone(deadline: Deadline(after: 20_000), isCancelled: { false }) {
+        case .done: break
+        case .error(let cause): throw ErrorClassifier.classify(cause, remote: false)
+        default: throw FilmtoneError(.internalError, "no preroll: \(launch)")
+        }
+        let sink = AppSink(element: try pipeline.element(named: "sink"))
+        let sample = try XCTUnwrap(sink.pullPreroll(timeout: .milliseconds(5000)))
+        return try XCTUnwrap(sample.caps?.video?.format)
+    }
+
+    /// A 10-bit HEVC decoder links to the element directly (it did not negotiate at all before: it only gives
+    /// I420_10LE), and `decodebin ! videoconvert ! ftlut` keeps the 10 bits (it silently gave 8-bit I420 before).
+    func testTenBitDecodersNegotiateTenBitYUV() throws {
+        let clip = try TestEnvironment.fixture("hevc10.mp4")
+        XCTAssertEqual(
+            try negotiatedFromFile("filesrc location=\(clip) ! qtdemux ! h265parse ! avdec_h265"), "I420_10LE")
+        XCTAssertEqual(try negotiatedFromFile("filesrc location=\(clip) ! decodebin ! videoconvert"), "I420_10LE")
     }
 
     func testPreviewRecipeCarriesTheLookAfterScaling() {
