@@ -10,11 +10,12 @@ import Synchronization
 // gst-launch-1.0 videotestsrc num-buffers=30 ! ftlut creative-lut=look.cube intensity=0.8 ! videoconvert ! fakesink
 //
 // Two LUT slots (an input transform, then a creative look blended by intensity) applied in place to packed 8-bit
-// RGB frames, 8-bit 4:2:0 YUV (I420, NV12: no conversion to RGB and back), or packed 16-bit RGB (RGBA64_LE & co.,
-// for 10-bit sources). The `.cube` files are parsed once, in start(); the frame loop is `LUTKernel` (8-bit RGB),
-// `YUVKernel` (built per negotiated colorimetry) or `LUTKernel16`. A file that cannot be
-// read posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, a look table that cannot be allocated
-// (on the first frame) CORE/FAILED, all from this element: the library maps them to FILE_NOT_FOUND, LUT_INVALID and
+// RGB frames, 8-bit 4:2:0 YUV (I420, NV12: no conversion to RGB and back), 10-bit 4:2:0 YUV (I420_10LE, P010_10LE:
+// through the 16-bit look, per pixel), or packed 16-bit RGB (RGBA64_LE & co.). The `.cube` files are parsed in
+// start(), and again on the next frame when a LUT path is set while running; the frame loop is `LUTKernel` (8-bit
+// RGB), `YUVKernel` (built per negotiated colorimetry), `YUV10Kernel` or `LUTKernel16`. A file that cannot be read
+// posts RESOURCE/NOT_FOUND, one that does not parse RESOURCE/SETTINGS, a look table that cannot be allocated (on the
+// first frame) CORE/FAILED, all from this element: the library maps them to FILE_NOT_FOUND, LUT_INVALID and
 // INTERNAL.
 //
 // The GObject type is registered by hand (the C macros G_DEFINE_TYPE & co. do not exist for Swift): `SwiftSubclass`
@@ -41,6 +42,20 @@ package final class LUTFilterState: Sendable {
         package var creativeLUT: String? = nil
         package var intensity = LUTFilterDefaults.intensity
         package var interpolation = LUTFilterDefaults.interpolation
+
+        /// The two LUT paths, empty meaning none (as nil).
+        var paths: LUTPaths {
+            LUTPaths(
+                input: inputLUT.flatMap { $0.isEmpty ? nil : $0 },
+                creative: creativeLUT.flatMap { $0.isEmpty ? nil : $0 })
+        }
+    }
+
+    /// The LUT files of the two slots, nil for an empty slot.
+    package struct LUTPaths: Equatable, Sendable {
+        package var input: String?
+        package var creative: String?
+        package var isEmpty: Bool { input == nil && creative == nil }
     }
 
     /// Everything behind the one lock: set_property writes `settings` from any thread, the streaming thread
@@ -48,9 +63,12 @@ package final class LUTFilterState: Sendable {
     private struct Values: Sendable {
         var settings = Settings()
         /// The settings `kernel` was built for; a property change makes them differ and the kernel is rebuilt
-        /// (intensity and interpolation changes apply to the next frame; LUT files are read only in start()).
+        /// from the next frame.
         var builtFor: Settings? = nil
         var luts: (input: CubeLUT?, creative: CubeLUT?) = (nil, nil)
+        /// The paths `luts` were parsed from, between start() and stop() (nil when stopped). A LUT path set
+        /// meanwhile (PLAYING included) makes the settings differ from them, and the next frame parses again.
+        var loadedPaths: LUTPaths? = nil
         var kernel: LUTKernel? = nil
         /// The 16-bit kernel and the settings it was built for, kept apart from the 8-bit one.
         var kernel16: LUTKernel16? = nil
@@ -77,7 +95,7 @@ package final class LUTFilterState: Sendable {
                 v.negotiatedFormat = newValue
                 switch newValue {
                 case .packed8: (v.kernel16, v.builtFor16, v.kernelYUV, v.builtForYUV) = (nil, nil, nil, nil)
-                case .packed16: (v.kernel, v.builtFor, v.kernelYUV, v.builtForYUV) = (nil, nil, nil, nil)
+                case .packed16, .yuv420x10: (v.kernel, v.builtFor, v.kernelYUV, v.builtForYUV) = (nil, nil, nil, nil)
                 case .yuv420(_, let colorimetry):
                     (v.kernel, v.builtFor, v.kernel16, v.builtFor16) = (nil, nil, nil, nil)
                     if v.kernelYUV?.colorimetry != colorimetry { (v.kernelYUV, v.builtForYUV) = (nil, nil) }
@@ -93,21 +111,44 @@ package final class LUTFilterState: Sendable {
 
     package var current: Settings { values.withLock { $0.settings } }
 
-    /// Parses the LUT files of the current settings. Throws `FilmtoneError` (FILE_NOT_FOUND / LUT_INVALID).
+    /// Parses the LUT files of the current settings; true when there is a LUT at all. Throws `FilmtoneError`
+    /// (FILE_NOT_FOUND / LUT_INVALID), and then keeps what was loaded before (a later frame tries again).
     package func start() throws -> Bool {
-        let wanted = current
-        let input = try wanted.inputLUT.flatMap { $0.isEmpty ? nil : try CubeLUT.load(path: $0) }
-        let creative = try wanted.creativeLUT.flatMap { $0.isEmpty ? nil : try CubeLUT.load(path: $0) }
+        try load(values.withLock { $0.settings.paths })
+    }
+
+    /// Between start() and stop(): whether a LUT path was set since the files were last parsed (set_property
+    /// calls it to leave pass-through, so that the next frame reaches `reloadIfChanged`).
+    package var lutPathsChanged: Bool {
+        values.withLock { v in v.loadedPaths.map { $0 != v.settings.paths } ?? false }
+    }
+
+    /// Called on each frame: when a LUT path was set since the files were parsed (in PLAYING, say), parses the
+    /// new ones (outside the lock) and drops the kernels, so this frame already gets the new look. Returns
+    /// whether there is a LUT at all, or nil when nothing changed. Throws as start() does.
+    package func reloadIfChanged() throws -> Bool? {
+        let wanted = values.withLock { v in
+            v.loadedPaths.map { $0 == v.settings.paths } == false ? v.settings.paths : nil
+        }
+        guard let wanted else { return nil }
+        return try load(wanted)
+    }
+
+    private func load(_ paths: LUTPaths) throws -> Bool {
+        let input = try paths.input.map { try CubeLUT.load(path: $0) }
+        let creative = try paths.creative.map { try CubeLUT.load(path: $0) }
         values.withLock {
             $0.luts = (input, creative)
+            $0.loadedPaths = paths
             $0.dropKernels()
         }
-        return input != nil || creative != nil
+        return !paths.isEmpty
     }
 
     package func stop() {
         values.withLock {
             $0.luts = (nil, nil)
+            $0.loadedPaths = nil
             $0.dropKernels()
         }
     }
@@ -170,6 +211,8 @@ package enum LUTFilterElement {
         case packed8(PackedRGBLayout)
         case packed16(PackedRGB16Layout)
         case yuv420(YUV420Layout, YUVColorimetry)
+        /// 10-bit 4:2:0 YUV and its colorimetry, through the 16-bit kernel (`YUV10Kernel`).
+        case yuv420x10(YUV10Layout, YUVColorimetry)
     }
 
     /// How the chroma of an 8-bit 4:2:0 format is stored.
@@ -197,19 +240,35 @@ package enum LUTFilterElement {
     /// formats, and answered after them in caps queries, so that a source offering both (videotestsrc) still
     /// fixates the RGB format it did before; a videoconvert after a YUV source now passes I420 or NV12 through.
     package static let formatsYUV: [(String, YUV420Layout)] = [("I420", .i420), ("NV12", .nv12)]
+    /// 10-bit 4:2:0 YUV, what 10-bit decoders give (avdec_h265: I420_10LE; hardware decoders: P010_10LE), in place
+    /// through the 16-bit kernel. Caps queries answer them first when the asking peer offers only deep formats
+    /// (`query`), after the 8-bit ones otherwise.
+    package static let formatsYUV10: [(String, YUV10Layout)] = [("I420_10LE", .i420), ("P010_10LE", .p010)]
 
     /// The format named `name` (a GStreamer format string); `colorimetry` only matters for YUV formats.
     package static func pixelFormat(named name: String, colorimetry: YUVColorimetry = .bt601) -> PixelFormat? {
         if let layout = formats.first(where: { $0.0 == name })?.1 { return .packed8(layout) }
         if let layout = formatsYUV.first(where: { $0.0 == name })?.1 { return .yuv420(layout, colorimetry) }
+        if let layout = formatsYUV10.first(where: { $0.0 == name })?.1 { return .yuv420x10(layout, colorimetry) }
         if let layout = formats16.first(where: { $0.0 == name })?.1 { return .packed16(layout) }
         return nil
     }
     package static var capsDescription: String {
-        let names = formats.map(\.0) + formatsYUV.map(\.0) + formats16.map(\.0)
+        let names = formats.map(\.0) + formatsYUV.map(\.0) + formatsYUV10.map(\.0) + formats16.map(\.0)
         return "video/x-raw, format=(string){ \(names.joined(separator: ", ")) }, "
             + "width=(int)[ 1, max ], height=(int)[ 1, max ], framerate=(fraction)[ 0/1, max ]"
     }
+
+    /// The example launch line gst-inspect shows (in the description: the element metadata has no field for it;
+    /// GStreamer's C elements keep theirs in a gtk-doc block that gst-inspect never prints).
+    package static let exampleLaunchLine =
+        "gst-launch-1.0 videotestsrc num-buffers=30 ! ftlut creative-lut=look.cube intensity=0.8 "
+        + "! videoconvert ! fakesink"
+
+    /// The element's description (its metadata), ending with the example launch line.
+    package static let description =
+        "Applies an input-transform 3D LUT, then a creative 3D LUT blended by intensity (.cube files). "
+        + "Example: \(exampleLaunchLine)"
 
     /// Created once (a Swift lazy global, itself thread-safe); GStreamer's debug functions take it from any thread.
     nonisolated(unsafe) fileprivate static let debugCategory: UnsafeMutablePointer<GstDebugCategory>? =
@@ -304,9 +363,7 @@ package enum LUTFilterElement {
 
         let elementClass = ftgst_element_class(klass)!
         // set_metadata, not set_static_metadata: the strings are temporary (see above) and must be copied.
-        gst_element_class_set_metadata(
-            elementClass, "Film look LUT", "Filter/Effect/Video",
-            "Applies an input-transform 3D LUT, then a creative 3D LUT blended by intensity (.cube files)", "ftgst")
+        gst_element_class_set_metadata(elementClass, "Film look LUT", "Filter/Effect/Video", description, "ftgst")
         SwiftSubclass<LUTFilterState>.addPadTemplates(elementClass, caps: capsDescription)
 
         let transformClass = ftgst_base_transform_class(klass)!
@@ -339,9 +396,11 @@ package enum LUTFilterElement {
             case .inputLUT:
                 let path = GLib.borrowString(g_value_get_string(value))
                 state.update { $0.inputLUT = path }
+                leavePassThroughIfLUTsChanged(object, state)
             case .creativeLUT:
                 let path = GLib.borrowString(g_value_get_string(value))
                 state.update { $0.creativeLUT = path }
+                leavePassThroughIfLUTsChanged(object, state)
             case .intensity:
                 let intensity = g_value_get_double(value)
                 state.update { $0.intensity = intensity }
@@ -352,6 +411,17 @@ package enum LUTFilterElement {
                 state.update { $0.interpolation = method }
             }
         }
+
+    /// A LUT path set on a started element (PAUSED, PLAYING): the next frame must reach transform_frame_ip, which
+    /// parses the new files, so pass-through (no LUT when it started) is switched off; the frame function switches
+    /// it back on if both slots are now empty. gst_base_transform_set_passthrough takes the object lock: any thread.
+    private static func leavePassThroughIfLUTsChanged(_ object: UnsafeMutablePointer<GObject>, _ state: LUTFilterState)
+    {
+        guard state.lutPathsChanged else { return }
+        let transform = GLib.cast(object, to: GstBaseTransform.self)
+        gst_base_transform_set_passthrough(transform, 0)
+        log(GST_LEVEL_INFO, UnsafeMutableRawPointer(object), "LUT path changed: parsed again on the next frame")
+    }
 
     private static let getProperty:
         @convention(c) (
@@ -409,9 +479,11 @@ package enum LUTFilterElement {
                 parentQuery(transform, direction, query) != 0
             else { return 0 }
             if query.pointee.type == GST_QUERY_CAPS {
-                var result: UnsafeMutablePointer<GstCaps>? = nil
+                var (filter, result): (UnsafeMutablePointer<GstCaps>?, UnsafeMutablePointer<GstCaps>?) = (nil, nil)
+                gst_query_parse_caps(query, &filter)  // borrowed from the query
                 gst_query_parse_caps_result(query, &result)  // borrowed from the query
-                if let result, let reordered = eightBitRGBFirst(result) {
+                let order = filter.map(offersOnlyDeepFormats) == true ? deepFirst : eightBitFirst
+                if let result, let reordered = inTiers(result, order: order) {
                     gst_query_set_caps_result(query, reordered)  // the query takes its own reference
                     gst_caps_unref(reordered)
                 }
@@ -419,18 +491,49 @@ package enum LUTFilterElement {
             return 1
         }
 
-    /// `caps` with the structures (and the formats inside a structure's format list) split into tiers, 8-bit RGB
-    /// first, then 8-bit YUV, then the rest (16-bit, or no format), each tier in its original order; nil when that
-    /// changes nothing. Transfer full.
-    private static func eightBitRGBFirst(_ caps: UnsafeMutablePointer<GstCaps>) -> UnsafeMutablePointer<GstCaps>? {
+    /// The tiers of formats (0: 8-bit RGB, 1: 8-bit YUV, 2: 10-bit YUV, 3: the rest, 16-bit RGB or no format), in
+    /// the order caps queries answer them: 8-bit RGB first, unless the peer is deep.
+    private static let eightBitFirst = [0, 1, 2, 3]
+    private static let deepFirst = [2, 3, 0, 1]
+
+    /// Whether `caps` (a caps query's filter: what the asking peer can give or take) names at least one format and
+    /// only formats deeper than 8 bits (a 10-bit decoder). A peer offering 8-bit formats too (videotestsrc,
+    /// videoconvert) gets the 8-bit order, as before.
+    private static func offersOnlyDeepFormats(_ caps: UnsafeMutablePointer<GstCaps>) -> Bool {
+        guard gst_caps_is_any(caps) == 0 else { return false }
+        var depths: [guint] = []
+        func add(_ value: UnsafePointer<GValue>) {
+            guard value.pointee.g_type == ftgst_type_string(),
+                let info = gst_video_format_get_info(gst_video_format_from_string(g_value_get_string(value)))
+            else { return }
+            depths.append(info.pointee.depth.0)
+        }
+        for index in 0..<gst_caps_get_size(caps) {
+            guard let format = gst_structure_get_value(gst_caps_get_structure(caps, index), "format") else {
+                return false  // any format
+            }
+            if format.pointee.g_type == gst_value_list_get_type() {
+                for item in 0..<gst_value_list_get_size(format) { add(gst_value_list_get_value(format, item)) }
+            } else {
+                add(format)
+            }
+        }
+        return !depths.isEmpty && depths.allSatisfy { $0 > 8 }
+    }
+
+    /// `caps` with the structures (and the formats inside a structure's format list) split into tiers (see
+    /// `eightBitFirst`), appended in `order`, each tier in its original order; nil when that changes nothing.
+    /// Transfer full.
+    private static func inTiers(_ caps: UnsafeMutablePointer<GstCaps>, order: [Int]) -> UnsafeMutablePointer<GstCaps>? {
         guard gst_caps_is_any(caps) == 0 else { return nil }
         // New structures (owned until appended) with the index of the structure they came from, for its features.
-        var tiers: [[(UnsafeMutablePointer<GstStructure>, guint)]] = [[], [], []]
+        var tiers: [[(UnsafeMutablePointer<GstStructure>, guint)]] = [[], [], [], []]
         func tier(_ value: UnsafePointer<GValue>?) -> Int {
-            guard let value, value.pointee.g_type == ftgst_type_string() else { return 2 }
+            guard let value, value.pointee.g_type == ftgst_type_string() else { return 3 }
             let name = GLib.borrowString(g_value_get_string(value))
             if formats.contains(where: { $0.0 == name }) { return 0 }
-            return formatsYUV.contains(where: { $0.0 == name }) ? 1 : 2
+            if formatsYUV.contains(where: { $0.0 == name }) { return 1 }
+            return formatsYUV10.contains(where: { $0.0 == name }) ? 2 : 3
         }
         for index in 0..<gst_caps_get_size(caps) {
             let structure = gst_caps_get_structure(caps, index)!  // borrowed
@@ -458,7 +561,7 @@ package enum LUTFilterElement {
             }
         }
         let reordered = gst_caps_new_empty()!
-        for (structure, index) in tiers.joined() {
+        for (structure, index) in order.map({ tiers[$0] }).joined() {
             // Takes the structure and the features copy.
             gst_caps_append_structure_full(
                 reordered, structure,
@@ -511,6 +614,15 @@ package enum LUTFilterElement {
             let (width, height) = (Int(frame.pointee.info.width), Int(frame.pointee.info.height))
             let stride = Int(ftgst_video_frame_stride(frame, 0))
             do {
+                // A LUT path set while running: parsed here, once, and this frame already gets the new look.
+                if let hasLUT = try state.reloadIfChanged() {
+                    log(GST_LEVEL_INFO, element, hasLUT ? "LUTs parsed again" : "LUTs cleared: pass-through")
+                    guard hasLUT else {
+                        // Pass-through from the next buffer; this one (mapped already) is left as it is.
+                        gst_base_transform_set_passthrough(GLib.cast(filter, to: GstBaseTransform.self), 1)
+                        return GST_FLOW_OK
+                    }
+                }
                 switch format {
                 case .yuv420(let layout, let colorimetry):
                     // Chroma plane(s) walked by their own strides: 1 (NV12, U and V interleaved) or 1 and 2 (I420).
@@ -527,6 +639,26 @@ package enum LUTFilterElement {
                         planes = .nv12(luma: data, lumaStride: stride, chroma: chroma, chromaStride: chromaStride)
                     }
                     try state.currentKernelYUV(colorimetry).apply(to: planes, width: width, height: height)
+                case .yuv420x10(let layout, let colorimetry):
+                    // Chroma plane(s) by their own strides, as for 8 bits; samples are 16-bit words.
+                    guard let chroma = ftgst_video_frame_plane(frame, 1) else { return GST_FLOW_ERROR }
+                    let chromaStride = Int(ftgst_video_frame_stride(frame, 1))
+                    let planes: YUV10Planes
+                    switch layout {
+                    case .i420:
+                        guard let cr = ftgst_video_frame_plane(frame, 2) else { return GST_FLOW_ERROR }
+                        planes = .i420(
+                            luma: UnsafeMutableRawPointer(data), lumaStride: stride,
+                            cb: UnsafeMutableRawPointer(chroma),
+                            cr: UnsafeMutableRawPointer(cr), chromaStride: chromaStride,
+                            crStride: Int(ftgst_video_frame_stride(frame, 2)))
+                    case .p010:
+                        planes = .p010(
+                            luma: UnsafeMutableRawPointer(data), lumaStride: stride,
+                            chroma: UnsafeMutableRawPointer(chroma), chromaStride: chromaStride)
+                    }
+                    YUV10Kernel(rgb: try state.currentKernel16(), colorimetry: colorimetry)
+                        .apply(to: planes, width: width, height: height)
                 case .packed8(let layout):
                     try state.currentKernel().apply(
                         to: data, width: width, height: height, stride: stride, layout: layout)

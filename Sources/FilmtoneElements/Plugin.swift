@@ -27,6 +27,10 @@ package enum FilmtonePlugin {
             d.version, d.license, d.source, d.package, d.origin)
     }
 
+    /// The plugin's origin URL as gst-inspect shows it. The project has no public URL; this is the text
+    /// GStreamer's own build uses when a package has no origin (meson's `GST_PACKAGE_ORIGIN` default).
+    package static let origin = "Unknown package origin"
+
     /// The `plugin_init` of the `filmtone` plugin, static or loaded from libgstfilmtone.so.
     package static let pluginInit: @convention(c) (OpaquePointer?) -> gboolean = { plugin in
         LUTFilterElement.register(in: plugin) && TrimElement.register(in: plugin) ? 1 : 0
@@ -53,7 +57,7 @@ private enum PluginDescriptor {
                 name: UnsafePointer(strdup("filmtone")), description: UnsafePointer(strdup("ftgst film looks")),
                 plugin_init: FilmtonePlugin.pluginInit, version: UnsafePointer(strdup(FilmtoneVersion.string)),
                 license: UnsafePointer(strdup("MIT/X11")), source: UnsafePointer(strdup("ftgst")),
-                package: UnsafePointer(strdup("ftgst")), origin: UnsafePointer(strdup("https://ftgst.invalid")),
+                package: UnsafePointer(strdup("ftgst")), origin: UnsafePointer(strdup(FilmtonePlugin.origin)),
                 release_datetime: nil, _gst_reserved: (nil, nil, nil, nil)))
         return descriptor
     }()

@@ -29,10 +29,31 @@ final class PluginTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         for text in [
             "Film look LUT", "filmtone", "input-lut", "creative-lut", "intensity", "interpolation",
-            "tetrahedral", "trilinear", "nearest", "RGBx", "I420", "NV12", "RGBA64_LE",
+            "tetrahedral", "trilinear", "nearest", "RGBx", "I420", "NV12", "I420_10LE", "P010_10LE", "RGBA64_LE",
         ] {
             XCTAssertTrue(result.stdout.contains(text), "gst-inspect-1.0 ftlut lacks \(text)")
         }
+    }
+
+    func testInspectShowsTheOriginAndARunnableExampleLaunchLine() throws {
+        let result = try gst("gst-inspect-1.0", ["ftlut"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        // GStreamer's wording for a package without a public URL, not a made-up address.
+        let origin = result.stdout.split(separator: "\n").first { $0.contains("Origin URL") }
+        XCTAssertEqual(
+            origin?.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).joined(separator: " "),
+            "Unknown package origin", result.stdout)
+        XCTAssertFalse(result.stdout.contains(".invalid"), result.stdout)
+        // The description ends with an example launch line, which runs as shown (with a real look.cube).
+        guard let range = result.stdout.range(of: "Example: gst-launch-1.0 ") else {
+            return XCTFail("gst-inspect-1.0 ftlut shows no example launch line:\n\(result.stdout)")
+        }
+        let line = result.stdout[range.upperBound...].prefix { $0 != "\n" }
+        var words = line.split(separator: " ").map(String.init)
+        XCTAssertTrue(words.contains("ftlut") && words.contains("creative-lut=look.cube"), String(line))
+        words = words.map { $0 == "creative-lut=look.cube" ? "creative-lut=\(SharedLUTs.look)" : $0 }
+        let launched = try gst("gst-launch-1.0", ["-q"] + words)
+        XCTAssertEqual(launched.status, 0, "\(line): \(launched.stderr)")
     }
 
     func testGstLaunchAppliesTheSameLookAsFtgst() throws {

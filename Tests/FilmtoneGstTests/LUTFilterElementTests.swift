@@ -26,7 +26,7 @@ final class LUTFilterElementTests: XCTestCase {
         switch LUTFilterElement.pixelFormat(named: format) {
         case .packed8(let layout): bytesPerPixel = layout.bytesPerPixel
         case .packed16(let layout): bytesPerPixel = layout.bytesPerPixel
-        case .yuv420, nil: throw FilmtoneError(.internalError, "not a packed ftlut format: \(format)")
+        case .yuv420, .yuv420x10, nil: throw FilmtoneError(.internalError, "not a packed ftlut format: \(format)")
         }
         let description =
             "videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=\(format),width=\(width),"
@@ -131,6 +131,100 @@ final class LUTFilterElementTests: XCTestCase {
                 }
             }
             XCTAssertNotEqual(try frame(format: format, filter: filter), try frame(format: format, filter: nil), format)
+        }
+    }
+
+    // MARK: - LUT paths set while PLAYING
+
+    /// A PLAYING `appsrc ! ftlut name=look … ! appsink` fed 16×8 RGBx frames one at a time.
+    private final class LiveLook {
+        let pipeline: Pipeline
+        let look: Element
+        private let source: Element
+        private let sink: Element
+        let input: [UInt8]
+        private var next: GstClockTime = 0
+
+        init(properties: String) throws {
+            let caps = "video/x-raw,format=RGBx,width=16,height=8,framerate=0/1"
+            pipeline = try Pipeline(
+                launch: "appsrc name=src format=time caps=\(caps) ! ftlut name=look \(properties) ! "
+                    + "appsink name=sink sync=false")
+            (look, source, sink) = (
+                try pipeline.element(named: "look"), try pipeline.element(named: "src"),
+                try pipeline.element(named: "sink")
+            )
+            var random = PixelRandom(seed: 17)
+            input = (0..<(16 * 8 * 4)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            pipeline.play()
+        }
+
+        deinit { pipeline.stop() }
+
+        /// Pushes the input frame and pulls what comes out (nil when nothing comes within 10 s).
+        func roundTrip() throws -> [UInt8]? {
+            let buffer = try XCTUnwrap(gst_buffer_new_allocate(nil, gsize(input.count), nil))
+            input.withUnsafeBytes { _ = gst_buffer_fill(buffer, 0, $0.baseAddress, gsize($0.count)) }
+            buffer.pointee.pts = next * 40_000_000
+            next += 1
+            // push_buffer takes the buffer (transfer full).
+            _ = gst_app_src_push_buffer(GLib.cast(source.pointer, to: GstAppSrc.self), buffer)
+            let appsink = GLib.cast(sink.pointer, to: GstAppSink.self)
+            guard let pulled = gst_app_sink_try_pull_sample(appsink, 10 * 1_000_000_000) else { return nil }
+            return try Sample(takingFull: pulled).withMappedFrame { view in
+                (0..<view.height).flatMap { Array(UnsafeBufferPointer(start: view.row($0), count: view.width * 4)) }
+            }
+        }
+
+        /// The reference for `creative` (nil: no LUT) on the input frame.
+        func expected(_ creative: String?) throws -> [UInt8] {
+            guard let creative else { return input }
+            return try Look(creativeLUT: try CubeLUT.load(path: creative)).referenceApply(
+                toPacked: input, layout: .rgbx)
+        }
+    }
+
+    /// `creative-lut` set while PLAYING applies from the next frame: from pass-through (no LUT at start) to a look,
+    /// from one look to another, and back to none; in both slots.
+    func testALUTPathSetWhilePlayingAppliesFromTheNextFrame() throws {
+        let live = try LiveLook(properties: "")
+        let first = try XCTUnwrap(try live.roundTrip(), "no frame through the pass-through element")
+        XCTAssertEqual(first, live.input, "no LUT: pass-through")
+        for creative in [Self.look, Self.gains, nil] {
+            try live.look.setProperty("creative-lut", .string(creative ?? ""))
+            let output = try XCTUnwrap(try live.roundTrip(), "no frame after creative-lut=\(creative ?? "")")
+            XCTAssertLessThanOrEqual(
+                maxByteDifference(output, try live.expected(creative)), 1, "creative-lut=\(creative ?? "")")
+        }
+        XCTAssertEqual(try live.roundTrip(), live.input, "cleared again: pass-through")
+        // The input slot too, while a creative look is set.
+        try live.look.setProperty("creative-lut", .string(Self.look))
+        try live.look.setProperty("input-lut", .string(Self.gains))
+        let both = try XCTUnwrap(try live.roundTrip(), "no frame after input-lut")
+        let reference = try Look(
+            inputLUT: try CubeLUT.load(path: Self.gains), creativeLUT: try CubeLUT.load(path: Self.look))
+        XCTAssertLessThanOrEqual(
+            maxByteDifference(both, reference.referenceApply(toPacked: live.input, layout: .rgbx)), 1)
+    }
+
+    /// A bad file set while PLAYING is reported on its first frame as a bad file is in start(): the element's
+    /// RESOURCE/SETTINGS error with the file and line, LUT_INVALID in ftgst; a missing one FILE_NOT_FOUND.
+    func testABadLUTSetWhilePlayingPostsTheElementsLUTError() throws {
+        let bad = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("bad.cube")
+        try Data("LUT_3D_SIZE 2\n0 0 0\n".utf8).write(to: bad)
+        for (path, code) in [(bad.path, FilmtoneError.Code.lutInvalid), (bad.path + ".missing", .fileNotFound)] {
+            let live = try LiveLook(properties: "creative-lut=\(Self.look)")
+            XCTAssertNotNil(try live.roundTrip(), "no frame before the change")
+            try live.look.setProperty("creative-lut", .string(path))
+            XCTAssertNil(try live.roundTrip()?.count, "a frame came out after creative-lut=\(path)")
+            guard
+                case .error(let cause) = live.pipeline.waitForEndOfStream(
+                    deadline: Deadline(after: 10_000), isCancelled: { false })
+            else { return XCTFail("no error after creative-lut=\(path)") }
+            let error = ErrorClassifier.classify(cause, remote: false)
+            XCTAssertEqual(error.code, code, error.message)
+            XCTAssertEqual(error.cause?.factory, "ftlut")
+            if code == .lutInvalid { XCTAssertTrue(error.message.contains("bad.cube:2:"), error.message) }
         }
     }
 
@@ -355,11 +449,13 @@ final class LUTFilterElementTests: XCTestCase {
         // An RGB-only source after videoconvert still gets RGB.
         XCTAssertEqual(try negotiated(after: "video/x-raw,format=RGB,width=32,height=16 ! videoconvert"), "RGB")
         for tenBit in ["I420_10LE", "P010_10LE"] {
-            // videoconvert ranks 8-bit I420 (a depth loss) above 16-bit RGB (a colour-space change plus format,
-            // chroma and alpha changes), so a 10-bit source needs its 16-bit format pinned, as `ftgst export` does.
+            // The element takes 10-bit 4:2:0 as it is: videoconvert passes it through (it picked 8-bit I420 before,
+            // a depth loss it ranks above a change to RGB); a 16-bit RGB format can still be pinned.
             XCTAssertEqual(
-                try negotiated(after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert"),
-                "I420")
+                try negotiated(after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert"), tenBit)
+            // A peer offering only deep formats gets the 10-bit YUV tier first.
+            XCTAssertEqual(
+                try negotiated(after: "video/x-raw,format={RGBA64_LE,\(tenBit)},width=32,height=16"), tenBit)
             let format = try negotiated(
                 after: "video/x-raw,format=\(tenBit),width=32,height=16 ! videoconvert ! "
                     + "video/x-raw,format={RGBA64_LE,BGRA64_LE}")
@@ -373,10 +469,36 @@ final class LUTFilterElementTests: XCTestCase {
         }
         let eightBit = try positions(LUTFilterElement.formats.map(\.0), followedBy: ",")
         let sixteenBit = try positions(LUTFilterElement.formats16.map(\.0), followedBy: "")
-        let yuv = try positions(LUTFilterElement.formatsYUV.map(\.0), followedBy: ",")
+        let yuv = try positions(
+            LUTFilterElement.formatsYUV.map(\.0) + LUTFilterElement.formatsYUV10.map(\.0), followedBy: ",")
         let (lastEightBit, firstSixteenBit) = (try XCTUnwrap(eightBit.max()), try XCTUnwrap(sixteenBit.min()))
         XCTAssertLessThan(lastEightBit, try XCTUnwrap(yuv.min()), listed)
         XCTAssertLessThan(try XCTUnwrap(yuv.max()), firstSixteenBit, listed)
+    }
+
+    /// The format `<launch> ! ftlut … ! appsink` settles on, for a file source.
+    private func negotiatedFromFile(_ launch: String) throws -> String {
+        let pipeline = try Pipeline(
+            launch: "\(launch) ! ftlut creative-lut=\(Self.look) ! appsink name=sink sync=false")
+        defer { pipeline.stop() }
+        pipeline.pause()
+        switch pipeline.waitForAsyncDone(deadline: Deadline(after: 20_000), isCancelled: { false }) {
+        case .done: break
+        case .error(let cause): throw ErrorClassifier.classify(cause, remote: false)
+        default: throw FilmtoneError(.internalError, "no preroll: \(launch)")
+        }
+        let sink = AppSink(element: try pipeline.element(named: "sink"))
+        let sample = try XCTUnwrap(sink.pullPreroll(timeout: .milliseconds(5000)))
+        return try XCTUnwrap(sample.caps?.video?.format)
+    }
+
+    /// A 10-bit HEVC decoder links to the element directly (it did not negotiate at all before: it only gives
+    /// I420_10LE), and `decodebin ! videoconvert ! ftlut` keeps the 10 bits (it silently gave 8-bit I420 before).
+    func testTenBitDecodersNegotiateTenBitYUV() throws {
+        let clip = try TestEnvironment.fixture("hevc10.mp4")
+        XCTAssertEqual(
+            try negotiatedFromFile("filesrc location=\(clip) ! qtdemux ! h265parse ! avdec_h265"), "I420_10LE")
+        XCTAssertEqual(try negotiatedFromFile("filesrc location=\(clip) ! decodebin ! videoconvert"), "I420_10LE")
     }
 
     func testPreviewRecipeCarriesTheLookAfterScaling() {

@@ -294,4 +294,52 @@ final class LUTFilterElementYUVTests: XCTestCase {
             XCTAssertGreaterThan(psnr, 40, plane)
         }
     }
+
+    // MARK: - 10-bit
+
+    /// The raw bytes of the prerolled buffer of `videotestsrc ! caps ! [ftlut] ! appsink`.
+    private func tenBitBytes(_ caps: String, filter: String?) throws -> [UInt8] {
+        let pipeline = try Pipeline(
+            launch: "videotestsrc num-buffers=1 pattern=smpte ! \(caps) ! \(filter.map { "\($0) ! " } ?? "")"
+                + "appsink name=sink sync=false")
+        defer { pipeline.stop() }
+        pipeline.pause()
+        switch pipeline.waitForAsyncDone(deadline: Deadline(after: 20_000), isCancelled: { false }) {
+        case .done: break
+        case .error(let cause): throw ErrorClassifier.classify(cause, remote: false)
+        default: throw FilmtoneError(.internalError, "no preroll")
+        }
+        let sample = try XCTUnwrap(
+            AppSink(element: try pipeline.element(named: "sink")).pullPreroll(timeout: .milliseconds(5000)))
+        let buffer = try XCTUnwrap(gst_sample_get_buffer(sample.pointer))
+        var bytes = [UInt8](repeating: 0, count: Int(gst_buffer_get_size(buffer)))
+        bytes.withUnsafeMutableBytes { _ = gst_buffer_extract(buffer, 0, $0.baseAddress, gsize($0.count)) }
+        return bytes
+    }
+
+    /// ftlut on I420_10LE and P010_10LE frames is `YUV10Kernel` with the caps' colorimetry on the right planes:
+    /// 64×48 rows need no padding, so the buffers are compact planes and the kernel can be run on the input here.
+    func testTenBitFramesAreTheTenBitKernelInPlace() throws {
+        let look = try Look(creativeLUT: try CubeLUT.load(path: Self.look), intensity: 0.7)
+        let kernel = YUV10Kernel(rgb: try LUTKernel16(look: look), colorimetry: .bt709.fullRange(true))
+        for (format, layout) in [("I420_10LE", YUV10Layout.i420), ("P010_10LE", .p010)] {
+            let caps = "video/x-raw,format=\(format),width=64,height=48,colorimetry=(string)1:3:5:1"
+            let input = try tenBitBytes(caps, filter: nil)
+            let output = try tenBitBytes(caps, filter: "ftlut creative-lut=\(Self.look) intensity=0.7")
+            guard input.count == 64 * 48 * 3, output.count == input.count else {
+                return XCTFail("\(format): \(input.count) and \(output.count) bytes, not one compact 64×48 frame")
+            }
+            XCTAssertNotEqual(output, input, format)
+            var expected = input
+            expected.withUnsafeMutableBytes { frame in
+                let base = frame.baseAddress!
+                let planes: YUV10Planes =
+                    layout == .i420
+                    ? .i420(luma: base, lumaStride: 128, cb: base + 6144, cr: base + 6144 + 1536, chromaStride: 64)
+                    : .p010(luma: base, lumaStride: 128, chroma: base + 6144, chromaStride: 128)
+                kernel.apply(to: planes, width: 64, height: 48)
+            }
+            XCTAssertEqual(output, expected, "\(format): the element against the kernel on the same frame")
+        }
+    }
 }
