@@ -11,6 +11,7 @@ enum ExportCommand {
           -o, --output OUT       the file to write (under a temporary name, renamed after a clean end)
           --preset NAME          see `ftgst presets` [by OUT's extension: .mp4 h264-mp4, .mov prores-mov,
                                  .mkv ffv1-mkv, .jpg jpeg, .png png; another extension needs --preset]
+          --presets DIR          choose among DIR's *.preset files [$FTGST_PRESETS, else the built-in presets]
           --input-lut FILE       .cube applied first    --creative-lut FILE  .cube with the look
           --intensity X          0..1 [1]               --interpolation M    tetrahedral|trilinear|nearest
           --max-width N          --max-height N         bounds of the upright output; never upscaled
@@ -24,8 +25,8 @@ enum ExportCommand {
           --workspace DIR        one export at a time per workspace [$XDG_RUNTIME_DIR/ftgst]
           --timeout-ms N         stop with [CANCELLED] timeout after N ms
           --header 'Name: value' (repeatable)
-          --request FILE.json    preview's request fields plus preset, audio, overwrite, workspace, maxWidth,
-                                 maxHeight, startMs, endMs, depth, timeoutMs; options on the command line override it
+          --request FILE.json    preview's request fields plus preset, presets, audio, overwrite, workspace,
+                                 maxWidth, maxHeight, startMs, endMs, depth, timeoutMs; options on the command line override it
           --dry-run              print the gst-launch-1.0 command (for bash) that does this export, and exit
         prints {"event":"result","path":…,"preset":…,"width":…,"height":…,"durationMs":…,"frames":…,
         "sizeBytes":…,"sidecar":…,"benchmark":…,"elapsedMs":…}; with --progress jsonl, progress events first.
@@ -41,7 +42,7 @@ enum ExportCommand {
         let arguments = try Arguments(
             normalized,
             options: [
-                "output", "preset", "input-lut", "creative-lut", "intensity", "interpolation", "max-width",
+                "output", "preset", "presets", "input-lut", "creative-lut", "intensity", "interpolation", "max-width",
                 "max-height", "start-ms", "end-ms", "audio", "depth", "progress", "workspace", "timeout-ms", "header",
                 "request",
             ],
@@ -68,6 +69,7 @@ enum ExportCommand {
         }
         if let value = arguments.string("output") { options.output = value }
         if let value = arguments.string("preset") { options.preset = value }
+        if let value = arguments.string("presets") { options.presets = value }
         if let value = arguments.string("input-lut") { options.inputLUT = value }
         if let value = arguments.string("creative-lut") { options.creativeLUT = value }
         if let value = try arguments.double("intensity") { options.intensity = value }
@@ -193,15 +195,18 @@ final class ProgressDisplay: Sendable {
 /// `ftgst presets`: the export presets, one JSON object per line.
 enum PresetsCommand {
     static func run(_ words: [String]) async throws {
-        let arguments = try Arguments(words, options: [], flags: ["help"])
+        let arguments = try Arguments(words, options: ["presets"], flags: ["help"])
         if arguments.has("help") {
             print(
-                "usage: ftgst presets\nprints one JSON object per preset: name, description, extensions, sources, depth, audio, path"
-            )
+                """
+                usage: ftgst presets [--presets DIR]
+                prints one JSON object per preset: name, description, extensions, sources, depth, audio, path
+                  --presets DIR          DIR's *.preset files [$FTGST_PRESETS, else the built-in presets]
+                """)
             return
         }
         guard arguments.positionals.isEmpty else { throw usage("presets takes no arguments") }
-        for preset in try ExportPresets.all() { print(preset.json.serialized) }
+        for preset in try ExportPresets.all(folder: arguments.string("presets")) { print(preset.json.serialized) }
     }
 }
 

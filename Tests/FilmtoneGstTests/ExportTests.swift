@@ -48,6 +48,34 @@ final class ExportPlanTests: XCTestCase {
         XCTAssertNil(ExportPresets.choose(for: "a.mp4", isImage: true, among: presets))
     }
 
+    /// The presets compiled into the library are pipelines/presets, file for file: regenerate them with
+    /// scripts/builtin-presets after editing a preset.
+    func testBuiltinPresetsMatchTheFiles() throws {
+        let folder = TestEnvironment.packageRoot.appendingPathComponent("pipelines/presets")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasSuffix(".preset") }.sorted()
+        XCTAssertEqual(ExportPresets.builtin.map(\.file), files, "run scripts/builtin-presets")
+        for entry in ExportPresets.builtin {
+            let text = try String(contentsOf: folder.appendingPathComponent(entry.file), encoding: .utf8)
+            XCTAssertEqual(entry.text, text, "\(entry.file) differs from its file: run scripts/builtin-presets")
+        }
+    }
+
+    /// Nothing depends on where the program runs: without a folder the presets are the library's own.
+    func testPresetsComeFromTheFolderGivenElseTheEnvironmentElseTheLibrary() throws {
+        XCTAssertEqual(try ExportPresets.location(folder: nil, environment: [:]), .builtin)
+        XCTAssertEqual(try ExportPresets.location(folder: nil, environment: ["FTGST_PRESETS": ""]), .builtin)
+        XCTAssertEqual(try ExportPresets.location(folder: nil, environment: ["FTGST_PRESETS": "/e"]), .folder("/e"))
+        XCTAssertEqual(try ExportPresets.location(folder: "/f", environment: ["FTGST_PRESETS": "/e"]), .folder("/f"))
+        XCTAssertThrowsError(try ExportPresets.location(folder: "", environment: [:]))
+        let builtin = try ExportPresets.all(environment: [:])
+        XCTAssertEqual(builtin.first { $0.name == "h264-mp4" }?.path, "builtin:h264-mp4.preset")
+        XCTAssertEqual(builtin.map(\.name), builtin.map(\.name).sorted())
+        XCTAssertThrowsError(try ExportPresets.all(folder: "/nonexistent/ftgst-presets", environment: [:])) {
+            XCTAssertEqual(($0 as? FilmtoneError)?.code, .fileNotFound)
+        }
+    }
+
     func testMalformedPresetsAreRefusedWithFileAndLine() {
         XCTAssertThrowsError(try preset("colour: red\npipeline:\n{source} ! {size} ! {output}")) { error in
             XCTAssertEqual((error as? FilmtoneError)?.code, .invalidArgument)
@@ -436,6 +464,21 @@ final class ExportAPITests: XCTestCase {
             XCTAssertEqual(error.message, "api")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: slowOutput))
+    }
+
+    /// `ExportOptions.presets` replaces the built-in presets with a folder's.
+    func testRunExportChoosesAmongThePresetsFolderGiven() async throws {
+        let work = try TestEnvironment.temporaryDirectory(self)
+        let folder = work.appendingPathComponent("presets", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: TestEnvironment.packageRoot.appendingPathComponent("pipelines/presets/h264-mp4.preset"),
+            to: folder.appendingPathComponent("house.preset"))
+        var options = options(work, source: try TestEnvironment.fixture("clip.mp4"), output: "h.mp4")
+        options.presets = folder.path
+        let result = try await runExport(options)
+        XCTAssertEqual(result.preset, "house")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: result.path))
     }
 
     /// Through the library too: a path that reads as pipeline text is only ever a value; a tab is refused.

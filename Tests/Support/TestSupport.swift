@@ -66,14 +66,16 @@ package struct ProcessResult {
 }
 
 package enum Run {
-    /// Runs `executable` with `arguments`, killing it if it outlives `timeout` seconds (every wait has a deadline).
+    /// Runs `executable` with `arguments` (in `directory` when given), killing it if it outlives `timeout` seconds
+    /// (every wait has a deadline).
     package static func process(
         _ executable: URL, _ arguments: [String], environment: [String: String] = [:],
-        timeout: TimeInterval = 60
+        timeout: TimeInterval = 60, directory: URL? = nil
     ) throws -> ProcessResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
         process.environment = env

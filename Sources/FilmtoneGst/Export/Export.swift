@@ -113,7 +113,7 @@ public func exportCommandLine(
         let report = try ExportRun.probe(request, isCancelled: isCancelled)
         let preset = try ExportPlan.preset(
             for: request, source: report,
-            among: try ExportPresets.all(environment: environment))
+            among: try ExportPresets.all(folder: request.options.presets, environment: environment))
         let plan = try ExportPlan.make(request, source: report, preset: preset)
         if let setting = ExportPlan.inexpressible(plan.settings), case .text(let value) = setting.value {
             throw FilmtoneError(
@@ -190,7 +190,8 @@ struct ExportRun {
             record.source = source
             let preset = try ExportPlan.preset(
                 for: request, source: source,
-                among: try ExportPresets.all(environment: ProcessInfo.processInfo.environment))
+                among: try ExportPresets.all(
+                    folder: request.options.presets, environment: ProcessInfo.processInfo.environment))
             record.preset = preset
             let plan = try ExportPlan.make(request, source: source, preset: preset)
             record.lap(.probing)

@@ -13,6 +13,9 @@ public struct ExportOptions: RenderJobOptions, Sendable {
     public var render: RenderOptions
     /// A preset name (`ftgst presets`); nil: chosen from the output's extension and the source's kind.
     public var preset: String? = nil
+    /// A folder of `*.preset` files to choose from instead of the built-in presets; nil: `$FTGST_PRESETS` when set,
+    /// else the presets compiled into the library (`ExportPresets`).
+    public var presets: String? = nil
     /// Keep only [start, end) of the source, in milliseconds of stream time; nil: its beginning / its end.
     public var startMilliseconds: Int64? = nil
     public var endMilliseconds: Int64? = nil
@@ -41,7 +44,7 @@ public struct ExportOptions: RenderJobOptions, Sendable {
 
     /// The keys only an export has.
     static let ownKeys: Set<String> = [
-        "preset", "audio", "overwrite", "workspace", "startMs", "endMs", "depth", "buildMezzanine",
+        "preset", "presets", "audio", "overwrite", "workspace", "startMs", "endMs", "depth", "buildMezzanine",
     ]
 
     /// Reads a JSON request: a preview's (`PreviewOptions.fromJSON`) plus the keys above. Unknown keys and wrong
@@ -57,6 +60,7 @@ public struct ExportOptions: RenderJobOptions, Sendable {
         var preview = PreviewOptions(source: options.source)
         try preview.readOwnFields(request)
         if let name = try request.string("preset") { options.preset = name }
+        if let folder = try request.string("presets") { options.presets = folder }
         if let value = try request.string("audio") {
             guard let mode = AudioMode(rawValue: value) else {
                 throw request.invalid("'audio' must be auto, copy, aac or none")
@@ -90,7 +94,8 @@ public struct ExportOptions: RenderJobOptions, Sendable {
         return .object([
             ("source", .string(source)), ("output", optional(output)),
             ("headers", .array(headers.map { .string(HTTPHeader.redacted($0)) })),
-            ("preset", optional(preset)), ("inputLut", optional(inputLUT)), ("creativeLut", optional(creativeLUT)),
+            ("preset", optional(preset)), ("presets", optional(presets)), ("inputLut", optional(inputLUT)),
+            ("creativeLut", optional(creativeLUT)),
             ("intensity", .double(intensity)), ("interpolation", .string(interpolation)),
             ("maxWidth", .int(Int64(maxWidth))), ("maxHeight", .int(Int64(maxHeight))),
             ("startMs", startMilliseconds.map { .int($0) } ?? .null),
@@ -135,6 +140,8 @@ struct ExportRequest {
         if let start = options.startMilliseconds, let end = options.endMilliseconds, end <= start {
             throw invalid("--end-ms must be after --start-ms")
         }
+        // An empty presets folder value is refused before any probing (the folder itself is read with the presets).
+        _ = try ExportPresets.location(folder: options.presets, environment: environment)
         guard (1...limit).contains(options.stallMilliseconds) else {
             throw invalid("the stall limit must be 1…\(limit) ms")
         }

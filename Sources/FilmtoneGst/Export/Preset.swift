@@ -86,30 +86,30 @@ public struct ExportPreset: Equatable, Sendable {
     }
 }
 
-/// The presets found on disk: `$FTGST_PRESETS` if set, else the `pipelines/presets` folder of the source tree
-/// the executable was built in (found by walking up from it), else `/usr/share/ftgst/presets`.
+/// The export presets: those in a presets folder when one is given (`ExportOptions.presets`, `ftgst --presets
+/// DIR`), else in `$FTGST_PRESETS` when it is set, else the ones compiled into the library (`builtin`, generated
+/// from `pipelines/presets` by `scripts/builtin-presets`). A folder replaces the built-in presets, it does not add
+/// to them. Nothing depends on where the executable is: a program that links FilmtoneGst, or an installed ftgst,
+/// has the same presets as this checkout.
 public enum ExportPresets {
-    /// Every preset, sorted by name. Throws `INVALID_ARGUMENT` if a preset file is malformed, `FILE_NOT_FOUND`
-    /// if no preset folder exists.
-    public static func all(environment: [String: String] = ProcessInfo.processInfo.environment) throws
-        -> [ExportPreset]
-    {
-        let folder = try directory(environment: environment)
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
-            .filter { $0.hasSuffix(".preset") }.sorted()
-        return try names.map { file in
-            let path = (folder as NSString).appendingPathComponent(file)
-            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
-            else { throw FilmtoneError(.fileNotFound, "cannot read preset \(path)") }
-            return try ExportPreset.parse(text, name: String(file.dropLast(".preset".count)), path: path)
+    /// Every preset, sorted by name. `folder` (nil: `$FTGST_PRESETS`, else the built-in presets) is a folder of
+    /// `*.preset` files. Throws `INVALID_ARGUMENT` for an empty folder value or a malformed preset file,
+    /// `FILE_NOT_FOUND` if the folder does not exist, holds no preset, or a preset cannot be read.
+    public static func all(
+        folder: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> [ExportPreset] {
+        switch try location(folder: folder, environment: environment) {
+        case .builtin: return try builtinPresets()
+        case .folder(let path): return try read(folder: path)
         }
     }
 
-    /// The preset named `name`; `INVALID_ARGUMENT` listing the known ones otherwise.
-    public static func named(_ name: String, environment: [String: String] = ProcessInfo.processInfo.environment)
-        throws -> ExportPreset
-    {
-        try named(name, among: try all(environment: environment))
+    /// The preset named `name` among `all(folder:environment:)`; `INVALID_ARGUMENT` listing the known ones
+    /// otherwise.
+    public static func named(
+        _ name: String, folder: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> ExportPreset {
+        try named(name, among: try all(folder: folder, environment: environment))
     }
 
     /// The preset named `name` among `presets`; `INVALID_ARGUMENT` listing the known ones otherwise.
@@ -132,17 +132,44 @@ public enum ExportPresets {
         return presets.first { $0.sources == kind && $0.extensions.contains(ext) }
     }
 
-    static func directory(environment: [String: String]) throws -> String {
-        if let explicit = environment["FTGST_PRESETS"], !explicit.isEmpty { return explicit }
-        var folder = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath()
-            .deletingLastPathComponent()
-        for _ in 0..<6 {
-            let candidate = folder.appendingPathComponent("pipelines/presets")
-            if FileManager.default.fileExists(atPath: candidate.path) { return candidate.path }
-            folder = folder.deletingLastPathComponent()
+    // MARK: - Where presets come from
+
+    enum Location: Equatable {
+        case builtin
+        case folder(String)
+    }
+
+    /// Pure: the folder given, else `$FTGST_PRESETS` when set and not empty, else the built-in presets.
+    static func location(folder: String?, environment: [String: String]) throws -> Location {
+        if let folder {
+            guard !folder.isEmpty else { throw FilmtoneError(.invalidArgument, "the presets folder is empty") }
+            return .folder(folder)
         }
-        let installed = "/usr/share/ftgst/presets"
-        if FileManager.default.fileExists(atPath: installed) { return installed }
-        throw FilmtoneError(.fileNotFound, "no preset folder found (set FTGST_PRESETS to pipelines/presets)")
+        if let explicit = environment["FTGST_PRESETS"], !explicit.isEmpty { return .folder(explicit) }
+        return .builtin
+    }
+
+    /// The compiled-in presets, parsed; their `path` is `builtin:NAME.preset`.
+    static func builtinPresets() throws -> [ExportPreset] {
+        try builtin.sorted { $0.file < $1.file }.map { entry in
+            try ExportPreset.parse(
+                entry.text, name: String(entry.file.dropLast(".preset".count)), path: "builtin:\(entry.file)")
+        }
+    }
+
+    static func read(folder: String) throws -> [ExportPreset] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw FilmtoneError(.fileNotFound, "no preset folder \(folder)")
+        }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            .filter { $0.hasSuffix(".preset") && $0 != ".preset" }.sorted()
+        guard !names.isEmpty else { throw FilmtoneError(.fileNotFound, "no *.preset file in \(folder)") }
+        return try names.map { file in
+            let path = (folder as NSString).appendingPathComponent(file)
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+            else { throw FilmtoneError(.fileNotFound, "cannot read preset \(path)") }
+            return try ExportPreset.parse(text, name: String(file.dropLast(".preset".count)), path: path)
+        }
     }
 }
