@@ -501,11 +501,7 @@ final class ExportAPITests: XCTestCase {
     /// A header value with spaces is set as a structure field, never parsed: it reaches the server whole.
     func testHeaderValueWithSpacesReachesTheServer() async throws {
         let work = try TestEnvironment.temporaryDirectory(self)
-        let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(
-            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
-            toPath: root.appendingPathComponent("clip.mp4").path)
-        let server = try HTTPTestServer(root: root)
+        let server = try HTTPTestServer.serving("clip-faststart.mp4", in: self).server
         defer { server.stop() }
         server.requiredHeader = ("Authorization", "Bearer x \"y\"")
         var options = options(work, source: server.url("/auth/clip.mp4"), output: "h.mp4")

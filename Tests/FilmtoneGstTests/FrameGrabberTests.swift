@@ -31,11 +31,7 @@ final class FrameGrabberTests: XCTestCase {
     /// A server that ignores Range: the grabber reads forward and hands over the very frame an accurate seek in the
     /// local file gives, pixel for pixel, with the same time.
     func testReadingForwardGivesTheFrameAnAccurateSeekGives() throws {
-        let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(
-            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
-            toPath: root.appendingPathComponent("clip.mp4").path)
-        let server = try HTTPTestServer(root: root)
+        let server = try HTTPTestServer.serving("clip-faststart.mp4", in: self).server
         defer { server.stop() }
         let request = FrameRequest(
             source: try MediaSource.parse(server.url("/norange/clip.mp4")), headers: [], time: .milliseconds(1510),
@@ -114,11 +110,7 @@ final class FrameGrabberTests: XCTestCase {
     }
 
     func testCancellingTheTaskStopsAStalledFetchPromptly() async throws {
-        let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(
-            atPath: try TestEnvironment.fixture("clip.mp4"),
-            toPath: root.appendingPathComponent("clip.mp4").path)
-        let server = try HTTPTestServer(root: root)
+        let server = try HTTPTestServer.serving("clip.mp4", in: self).server
         defer { server.stop() }
         var options = ThumbnailOptions(source: server.url("/stall/clip.mp4"))
         options.timeoutMilliseconds = 30_000

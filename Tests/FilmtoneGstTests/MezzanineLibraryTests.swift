@@ -22,11 +22,7 @@ final class MezzanineLibraryTests: XCTestCase {
     }
 
     func testCancellingABuildStopsItAndLeavesNothing() async throws {
-        let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(
-            atPath: try TestEnvironment.fixture("clip.mp4"),
-            toPath: root.appendingPathComponent("clip.mp4").path)
-        let server = try HTTPTestServer(root: root)
+        let server = try HTTPTestServer.serving("clip.mp4", in: self).server
         defer { server.stop() }
         var options = MezzanineOptions(source: server.url("/stall/clip.mp4"))
         options.cacheDirectory = cache

@@ -5,6 +5,7 @@
 // so `stop()` can end any handler, even one that is stalling on purpose, within a few tens of milliseconds.
 
 import Foundation
+import XCTest
 
 #if canImport(Glibc)
     import Glibc
@@ -62,6 +63,18 @@ package final class HTTPTestServer: @unchecked Sendable {
 
     deinit {
         core.stop()
+    }
+
+    /// A server whose root is a fresh folder of `testCase` (removed when the test ends) holding a copy of the
+    /// fixture `fixture` under `name`: what the remote tests serve. Returns the folder too, for tests that add
+    /// files to it.
+    package static func serving(_ fixture: String, as name: String = "clip.mp4", in testCase: XCTestCase) throws
+        -> (server: HTTPTestServer, root: URL)
+    {
+        let root = try TestEnvironment.temporaryDirectory(testCase)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture(fixture), toPath: root.appendingPathComponent(name).path)
+        return (try HTTPTestServer(root: root), root)
     }
 
     /// The TCP port the server listens on (on 127.0.0.1).

@@ -654,11 +654,7 @@ final class ExportCLITests: XCTestCase {
     }
 
     func testRemoteSourceWithHeadersAndARemoteFailure() throws {
-        let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(
-            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
-            toPath: root.appendingPathComponent("clip.mp4").path)
-        let server = try HTTPTestServer(root: root)
+        let server = try HTTPTestServer.serving("clip-faststart.mp4", in: self).server
         defer { server.stop() }
         let output = work.appendingPathComponent("remote.mp4").path
         let result = try export(server.url("/auth/clip.mp4"), output, ["--header", "X-Token: secret"])
@@ -683,11 +679,7 @@ final class ExportCLITests: XCTestCase {
     /// "extra-headers"`) while thumb and probe took it. A value with spaces (and quotes) reaches the server from
     /// every command, and from the printed `--dry-run` command.
     func testHeaderValuesWithSpacesReachTheServerFromEveryCommand() throws {
-        let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(
-            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
-            toPath: root.appendingPathComponent("clip.mp4").path)
-        let server = try HTTPTestServer(root: root)
+        let server = try HTTPTestServer.serving("clip-faststart.mp4", in: self).server
         defer { server.stop() }
         let value = "Bearer x \"y\" z\\"
         server.requiredHeader = ("Authorization", value)
@@ -721,11 +713,7 @@ final class ExportCLITests: XCTestCase {
     /// A password or a query token in the source's URL is hidden in every file the export leaves on disk (the
     /// sidecar, the benchmark record, the failure record), as header values are.
     func testSecretsInTheSourceURLAreNotWrittenToDisk() throws {
-        let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(
-            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
-            toPath: root.appendingPathComponent("clip.mp4").path)
-        let server = try HTTPTestServer(root: root)
+        let server = try HTTPTestServer.serving("clip-faststart.mp4", in: self).server
         defer { server.stop() }
         func secretURL(_ path: String) -> String {
             server.url(path).replacingOccurrences(of: "http://", with: "http://user:PASSW0RD@") + "?token=T0KEN&x=1"

@@ -128,11 +128,7 @@ final class PreviewCLITests: XCTestCase {
     /// A faststart file on a server without Range: the preview reads forward to the exact frame (it failed with
     /// "Server does not support seeking").
     func testRemotePreviewWithoutRangeSupport() throws {
-        let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(
-            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
-            toPath: root.appendingPathComponent("clip.mp4").path)
-        let server = try HTTPTestServer(root: root)
+        let server = try HTTPTestServer.serving("clip-faststart.mp4", in: self).server
         defer { server.stop() }
         let json = try success(
             try Run.ftgst([
@@ -147,11 +143,7 @@ final class PreviewCLITests: XCTestCase {
     }
 
     func testRemotePreview() throws {
-        let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(
-            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
-            toPath: root.appendingPathComponent("clip.mp4").path)
-        let server = try HTTPTestServer(root: root)
+        let server = try HTTPTestServer.serving("clip-faststart.mp4", in: self).server
         defer { server.stop() }
         let json = try success(
             try Run.ftgst([

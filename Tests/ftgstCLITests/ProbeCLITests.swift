@@ -169,11 +169,7 @@ final class ProbeCLITests: XCTestCase {
     // MARK: - Remote
 
     func testRemoteSourceSendsTheHeaderAndFailsWithoutIt() throws {
-        let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(
-            atPath: try TestEnvironment.fixture("clip.mp4"),
-            toPath: root.appendingPathComponent("clip.mp4").path)
-        let server = try HTTPTestServer(root: root)
+        let server = try HTTPTestServer.serving("clip.mp4", in: self).server
         defer { server.stop() }
 
         let json = try success(try probe(server.url("/auth/clip.mp4"), ["--header", "X-Token: secret"]))
@@ -195,11 +191,7 @@ final class ProbeCLITests: XCTestCase {
 
     /// A faststart file on a server without Range is described in full (the probe never seeks).
     func testRemoteSourceWithoutRangeSupport() throws {
-        let root = try TestEnvironment.temporaryDirectory(self)
-        try FileManager.default.copyItem(
-            atPath: try TestEnvironment.fixture("clip-faststart.mp4"),
-            toPath: root.appendingPathComponent("clip.mp4").path)
-        let server = try HTTPTestServer(root: root)
+        let server = try HTTPTestServer.serving("clip-faststart.mp4", in: self).server
         defer { server.stop() }
         let json = try success(try probe(server.url("/norange/clip.mp4")))
         XCTAssertEqual(json["durationMs"] as? Int, 3000)
