@@ -50,6 +50,8 @@ package enum PadItem {
     /// A SEGMENT event in TIME: where playback starts (in buffer-timestamp terms) and at what rate.
     case segment(start: ClockTime, rate: Double)
     case buffer(BufferView)
+    /// An EOS event: the stream ends here.
+    case endOfStream
     case otherEvent
 }
 
@@ -77,7 +79,8 @@ package struct BufferView {
 
 extension Pad {
     /// Calls `body` for every buffer and downstream event passing this pad, on the streaming thread; `.drop`
-    /// removes a buffer from the stream (events are never dropped). Keep `body` short: it is on the data path.
+    /// removes a buffer or an end of stream from the stream (other events are never dropped). Keep `body` short:
+    /// it is on the data path.
     package func onData(_ body: @escaping @Sendable (PadItem) -> PadDecision) {
         let callback:
             @convention(c) (
@@ -107,6 +110,8 @@ extension Pad {
                                 start: ClockTime(nanoseconds: UInt64(segment.pointee.start)),
                                 rate: segment.pointee.rate))
                     }
+                case GST_EVENT_EOS:
+                    return probe.body(.endOfStream) == .drop ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK
                 default:
                     _ = probe.body(.otherEvent)
                 }

@@ -97,6 +97,14 @@ package final class Pipeline: @unchecked Sendable {
         gst_element_set_state(element.pointer, GST_STATE_NULL)
     }
 
+    /// Posts an EOS message from the pipeline itself on its bus, as if every sink had finished: for a driver that
+    /// kept an end of stream from reaching its sinks (see `Pipeline.endWithoutFrames` in the features) but must
+    /// still learn that the stream ended. Any thread.
+    package func postEndOfStream() {
+        let object = UnsafeMutableRawPointer(element.pointer).assumingMemoryBound(to: GstObject.self)
+        _ = gst_bus_post(bus.pointer, gst_message_new_eos(object))  // takes the message
+    }
+
     /// Waits until the pipeline reports `ASYNC_DONE` (preroll or a flushing seek complete), an error, or EOS,
     /// giving up at `deadline` and checking `isCancelled` at least every 50 ms.
     package func waitForAsyncDone(deadline: Deadline, isCancelled: () -> Bool) -> WaitOutcome {

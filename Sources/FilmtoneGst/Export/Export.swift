@@ -305,6 +305,7 @@ struct ExportRun {
             if case .buffer = item { counter.add() }
             return .pass
         }
+        try pipeline.endWithoutFrames()
         // Before a cut's start nothing reaches the scaler; decoded frames entering the trim still show life.
         let decoded = FrameCounter()
         if let trimPad = pipeline.element.child(named: "trim")?.staticPad("sink") {

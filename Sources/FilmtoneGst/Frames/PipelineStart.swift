@@ -99,4 +99,29 @@ extension Pipeline {
             }
         }
     }
+
+    /// Keeps an end of stream that reaches `filter`'s src pad before any frame from everything downstream (the
+    /// encoder and the muxer) and posts it on the bus instead, so the driver's wait for EOS still ends and it
+    /// reports that no frame was made. A muxer must never finish a file for a stream that never had caps: qtmux
+    /// 1.22 then writes its moov while the pipeline is being stopped on the source's error and copies NULL caps
+    /// (GStreamer-CRITICAL on stderr, a trap under `G_DEBUG=fatal-criticals`). Used by the mezzanine builder and
+    /// the export driver.
+    func endWithoutFrames(after filter: String = "size") throws {
+        guard let pad = try element(named: filter).staticPad("src") else {
+            throw FilmtoneError(.internalError, "the \(filter) filter has no src pad")
+        }
+        let sawFrame = AtomicFlag()
+        pad.onData { [self] item in
+            switch item {
+            case .buffer:
+                sawFrame.set()
+            case .endOfStream where !sawFrame.isSet():
+                postEndOfStream()
+                return .drop
+            default:
+                break
+            }
+            return .pass
+        }
+    }
 }

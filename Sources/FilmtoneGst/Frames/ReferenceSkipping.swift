@@ -123,7 +123,7 @@ final class ReferenceSkipper: Sendable {
             else { return .pass }
             state.withLock { $0.skipped += 1 }
             return .drop
-        case .otherEvent:
+        case .endOfStream, .otherEvent:
             break
         }
         return .pass

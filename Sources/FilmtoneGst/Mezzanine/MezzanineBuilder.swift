@@ -58,6 +58,7 @@ struct MezzanineBuilder {
             facts.setSizes(display: display, output: size, still: info.isStill)
             return size
         }
+        try pipeline.endWithoutFrames()
         // Every coded frame passes the encoder's src pad: count them and keep the end of the last one.
         let onFrame = self.onFrame
         try pipeline.element(named: "enc").staticPad("src")?.onData { item in

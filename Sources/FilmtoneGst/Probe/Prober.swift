@@ -71,7 +71,7 @@ private final class StreamCollector: Sendable {
                 guard state.withLock({ $0.isImage && $0.bytes == nil }) else { return }
                 let copy = buffer.withBytes { Array($0.prefix(ProbeRules.headerBytes)) } ?? []
                 state.withLock { $0.bytes = copy }
-            case .segment, .otherEvent:
+            case .segment, .endOfStream, .otherEvent:
                 break
             }
         }
