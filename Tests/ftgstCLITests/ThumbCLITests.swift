@@ -222,6 +222,23 @@ final class ThumbCLITests: XCTestCase {
         XCTAssertEqual(try success(try thumb(offset, ["--timeout-ms", "20000"]))["timeMs"] as? Int, start)
     }
 
+    /// An animated GIF is a photo (probe: `isImage`, one frame): thumb and preview show its first frame at time 0,
+    /// promptly, although GStreamer 1.22's GIF demuxer never reaches EOS.
+    func testAnimatedGIFIsAPhotoShowingItsFirstFrame() throws {
+        let gif = try TestEnvironment.fixture("animated.gif")
+        let probed = try Run.ftgst(["probe", gif, "--timeout-ms", "20000"])
+        XCTAssertEqual(probed.status, 0, probed.stderr)
+        XCTAssertEqual(try probed.json()["isImage"] as? Bool, true)
+        let first = try DecodedImage.frame(of: gif, index: 0, width: 64, height: 48)
+        let json = try success(try thumb(gif, ["--time-ms", "500", "--format", "png", "--timeout-ms", "20000"]))
+        XCTAssertEqual(json["timeMs"] as? Int, 0)
+        XCTAssertLessThan(try DecodedImage.read(try XCTUnwrap(json["path"] as? String)).meanDifference(first), 3)
+        let preview = cache.appendingPathComponent("preview.png").path
+        let previewed = try Run.ftgst(["preview", gif, "-o", preview, "--timeout-ms", "20000"])
+        XCTAssertEqual(previewed.status, 0, previewed.stderr)
+        XCTAssertLessThan(try DecodedImage.read(preview).meanDifference(first), 3)
+    }
+
     func testTenBitHEVC() throws {
         let json = try success(
             try thumb(
