@@ -40,6 +40,21 @@ package final class Pad: @unchecked Sendable {
             pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, callback, CallbackBox(body).retained(),
             releaseProbeData)
     }
+    /// Drops every GAP event that passes this pad downstream. A sink prerolls on a GAP as it does on a buffer, but
+    /// an appsink then has no sample to hand over (`gst_app_sink_try_pull_preroll` waits out its timeout): qtdemux
+    /// sends one for an MP4's empty edit (video that starts later, `-output_ts_offset`), before the first frame.
+    /// Dropped before the sink, the sink prerolls on the next real buffer, or on EOS when none comes.
+    package func dropGapEvents() {
+        let callback:
+            @convention(c) (
+                UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstPadProbeInfo>?, gpointer?
+            ) -> GstPadProbeReturn = { _, info, _ in
+                guard let info, let event = gst_pad_probe_info_get_event(info) else { return GST_PAD_PROBE_OK }
+                // GST_EVENT_TYPE is a macro reading the type field.
+                return event.pointee.type == GST_EVENT_GAP ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK
+            }
+        _ = gst_pad_add_probe(pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, callback, nil, nil)
+    }
 }
 
 // MARK: - Data probes

@@ -414,6 +414,17 @@ final class ExportDecisionTests: XCTestCase {
         XCTAssertEqual([scaled.width, scaled.height], [640, 360])
     }
 
+    /// A photo export ends after its first picture, whatever the decoder does after it (GStreamer 1.22's GIF
+    /// demuxer never sends EOS): `imagefreeze num-buffers=1` sits in front of the size filter, for photos only.
+    func testAPhotoExportEndsAfterItsFirstPicture() throws {
+        for photo in [try plan("p.png", photo()), try plan("p.jpg", photo(codec: "gst-libav-gif"))] {
+            let words = photo.words
+            let size = try XCTUnwrap(words.firstIndex(of: "name=size")) - 1
+            XCTAssertEqual(Array(words[(size - 3)..<size]), ["imagefreeze", "num-buffers=1", "!"])
+        }
+        XCTAssertFalse(try plan("a.mp4", clip()).words.contains("imagefreeze"), "a video ends with its source")
+    }
+
     func testTheStagingFilesSettingsDifferOnlyInTheFileSinksLocation() throws {
         let plan = try plan("a.mp4", clip())
         XCTAssertEqual(plan.settings.last, .init(element: "out", property: "location", value: .text("/out/a.mp4")))

@@ -43,6 +43,12 @@ final class FrameGrabberTests: XCTestCase {
         XCTAssertEqual(forward.image, seeked.image)
     }
 
+    /// A video that starts later (offset.mp4: clip.mp4 behind an empty edit) gives its first frame, pixel for pixel
+    /// clip.mp4's, instead of waiting out the deadline on the GAP qtdemux sends first.
+    func testVideoThatStartsLaterGivesItsFirstFrame() throws {
+        XCTAssertEqual(try grab("offset.mp4", ms: 0).image, try grab("clip.mp4", ms: 0).image)
+    }
+
     func testNothingIsSkippedWithoutASeek() throws {
         XCTAssertEqual(try grab("bframes.mp4", ms: 0).skippedPictures, 0)
         XCTAssertEqual(

@@ -471,6 +471,49 @@ final class ExportCLITests: XCTestCase {
         assertFailure(refused, code: "INVALID_ARGUMENT", status: 64)
     }
 
+    /// GStreamer 1.22's GIF demuxer never sends EOS (after the last frame it keeps reading at the end of the file), so
+    /// a photo export of any GIF ran until its deadline. A photo export ends after its first picture: an animated
+    /// GIF gives its first frame, a still GIF its picture, and the `--dry-run` command ends too. A video preset is
+    /// refused: a GIF is a photo here, as probe says.
+    func testAGIFExportsItsFirstPictureAndEnds() throws {
+        for name in ["animated.gif", "photo.gif"] {
+            let gif = try TestEnvironment.fixture(name)
+            for ext in ["png", "jpg"] {
+                let output = work.appendingPathComponent("\(name).\(ext)").path
+                // A hang would be [CANCELLED] timeout after 20 s, inside Run's own 120 s deadline.
+                let result = try export(gif, output, ["--timeout-ms", "20000"])
+                XCTAssertEqual(result.status, 0, "\(name) → .\(ext): \(result.stderr)")
+                let json = try result.json()
+                XCTAssertEqual(json["frames"] as? Int, 1, "\(name) → .\(ext)")
+                XCTAssertEqual([json["width"] as? Int, json["height"] as? Int], [64, 48])
+                XCTAssertEqual(try stream(output, "v:0")["codec_name"], ext == "png" ? "png" : "mjpeg")
+            }
+        }
+        let gif = try TestEnvironment.fixture("animated.gif")
+        // The PNG is the first frame (the last one differs from it by ~11 per channel on average).
+        let picture = try DecodedImage.read(work.appendingPathComponent("animated.gif.png").path)
+        let first = try DecodedImage.frame(of: gif, index: 0, width: 64, height: 48)
+        XCTAssertLessThan(picture.meanDifference(first), 4, "through Y444 and back: a little rounding")
+        XCTAssertLessThan(
+            picture.meanDifference(first) * 3,
+            picture.meanDifference(try DecodedImage.frame(of: gif, index: 9, width: 64, height: 48)))
+        let byHand = work.appendingPathComponent("by hand.png").path
+        let dry = try export(gif, byHand, ["--dry-run"])
+        XCTAssertEqual(dry.status, 0, dry.stderr)
+        let ran = try Run.process(URL(fileURLWithPath: "/bin/bash"), ["-c", dry.stdout], timeout: 30)
+        XCTAssertEqual(ran.status, 0, ran.stderr)
+        XCTAssertEqual(try stream(byHand, "v:0")["codec_name"], "png")
+
+        let mp4 = work.appendingPathComponent("animated.mp4").path
+        let byExtension = try export(gif, mp4, ["--timeout-ms", "20000"])
+        assertFailure(byExtension, code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertTrue(byExtension.stderr.contains("photo"), byExtension.stderr)
+        let byName = try export(gif, mp4, ["--preset", "h264-mp4", "--timeout-ms", "20000"])
+        assertFailure(byName, code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertTrue(byName.stderr.contains("photo"), byName.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: mp4))
+    }
+
     func testRequestFileIsPreviewsRequestPlusExportFields() throws {
         let output = work.appendingPathComponent("request.mp4").path
         let request = work.appendingPathComponent("request.json")

@@ -65,6 +65,18 @@ final class PreviewCLITests: XCTestCase {
         XCTAssertEqual(try DecodedImage.read(out("zero.png")).rgb, a.rgb)
     }
 
+    /// A video that starts later (an empty edit) used to wait out `--timeout-ms`: the sink prerolled on qtdemux's GAP.
+    func testVideoThatStartsLaterShowsItsFirstFrame() throws {
+        let offset = try TestEnvironment.fixture("offset.mp4")
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let probed = try XCTUnwrap(try Run.ftgst(["probe", offset]).json()["durationMs"] as? Int)
+        let json = try success(
+            try Run.ftgst(["preview", offset, "--time-ms", "0", "--timeout-ms", "20000", "-o", out("first.png")]))
+        XCTAssertEqual(json["timeMs"] as? Int, probed - 3000, "the first frame, on probe's timeline")
+        let frame = try DecodedImage.read(out("first.png"))
+        XCTAssertLessThan(frame.meanDifference(try DecodedImage.frame(of: clip, index: 0, width: 320, height: 240)), 4)
+    }
+
     func testRequestFileAndOverrides() throws {
         let request = folder.appendingPathComponent("request.json")
         let body: [String: Any] = [

@@ -191,6 +191,54 @@ final class ThumbCLITests: XCTestCase {
         XCTAssertEqual(small["height"] as? Int, 76)
     }
 
+    /// offset.mp4 is clip.mp4 with its video starting 10 s in (an empty edit). qtdemux sends a GAP for the empty edit,
+    /// which used to preroll the sink with no frame to pull: every thumbnail waited out `--timeout-ms` and failed. The
+    /// frame asked for at 0 is the first picture (what ffmpeg -ss 0 and players show); its time is where probe's
+    /// timeline puts the first frame (probe's duration less the video's own 3 s), and a second later is clip's 1 s.
+    func testVideoThatStartsLaterAnswersWithItsFirstFrame() throws {
+        let offset = try TestEnvironment.fixture("offset.mp4")
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let probed = try XCTUnwrap(try Run.ftgst(["probe", offset]).json()["durationMs"] as? Int)
+        let start = probed - 3000
+        // A hang would be DECODE_FAILED "timed out after 20000 ms", well inside Run's own 60 s deadline.
+        let first = try success(
+            try thumb(offset, ["--time-ms", "0", "--tolerance-ms", "0", "--format", "png", "--timeout-ms", "20000"]))
+        XCTAssertEqual(first["timeMs"] as? Int, start)
+        let ours = try DecodedImage.read(try XCTUnwrap(first["path"] as? String))
+        let frame0 = try DecodedImage.frame(of: clip, index: 0, width: 320, height: 240)
+        XCTAssertLessThan(ours.meanDifference(frame0), 4, "clip's first frame")
+        XCTAssertLessThan(
+            ours.meanDifference(frame0) * 2,
+            ours.meanDifference(try DecodedImage.frame(of: clip, index: 1, width: 320, height: 240)))
+        let later = try success(
+            try thumb(
+                offset,
+                ["--time-ms", "\(start + 1000)", "--tolerance-ms", "0", "--format", "png", "--timeout-ms", "20000"]))
+        XCTAssertEqual(later["timeMs"] as? Int, start + 1000)
+        let second = try DecodedImage.read(try XCTUnwrap(later["path"] as? String))
+        XCTAssertLessThan(
+            second.meanDifference(try DecodedImage.frame(of: clip, index: 30, width: 320, height: 240)), 4)
+        // The default tolerance takes the first frame without a seek.
+        XCTAssertEqual(try success(try thumb(offset, ["--timeout-ms", "20000"]))["timeMs"] as? Int, start)
+    }
+
+    /// An animated GIF is a photo (probe: `isImage`, one frame): thumb and preview show its first frame at time 0,
+    /// promptly, although GStreamer 1.22's GIF demuxer never reaches EOS.
+    func testAnimatedGIFIsAPhotoShowingItsFirstFrame() throws {
+        let gif = try TestEnvironment.fixture("animated.gif")
+        let probed = try Run.ftgst(["probe", gif, "--timeout-ms", "20000"])
+        XCTAssertEqual(probed.status, 0, probed.stderr)
+        XCTAssertEqual(try probed.json()["isImage"] as? Bool, true)
+        let first = try DecodedImage.frame(of: gif, index: 0, width: 64, height: 48)
+        let json = try success(try thumb(gif, ["--time-ms", "500", "--format", "png", "--timeout-ms", "20000"]))
+        XCTAssertEqual(json["timeMs"] as? Int, 0)
+        XCTAssertLessThan(try DecodedImage.read(try XCTUnwrap(json["path"] as? String)).meanDifference(first), 3)
+        let preview = cache.appendingPathComponent("preview.png").path
+        let previewed = try Run.ftgst(["preview", gif, "-o", preview, "--timeout-ms", "20000"])
+        XCTAssertEqual(previewed.status, 0, previewed.stderr)
+        XCTAssertLessThan(try DecodedImage.read(preview).meanDifference(first), 3)
+    }
+
     func testTenBitHEVC() throws {
         let json = try success(
             try thumb(

@@ -65,6 +65,8 @@ struct ExportPlan: Equatable {
         /// The probe says the source is a JPEG photo: put `jpegparse` in front so EXIF orientation is applied
         /// (decodebin does not plug it by itself in 1.22).
         var isJPEG: Bool
+        /// The probe says the source is a photo: the export ends after its first picture (`photoEnd`).
+        var isPhoto: Bool = false
         var displayWidth: Int
         var displayHeight: Int
         var maxWidth: Int
@@ -94,6 +96,14 @@ struct ExportPlan: Equatable {
         var value: Value
     }
 
+    /// What ends a photo export after its first picture, in front of the size filter: `imagefreeze` sends that
+    /// picture once and then EOS, without waiting for the source's own EOS, and answers any later frame with EOS
+    /// upstream. Some decoders never end: GStreamer 1.22's GIF demuxer (avdemux_gif) keeps reading at the end of
+    /// the file after the last frame, so a GIF, animated or still, ran until the export's deadline; an animated
+    /// picture is exported as its first frame, as `thumb` shows it. The frame counter on the size filter counts
+    /// exactly that one picture.
+    static let photoEnd = ["imagefreeze", "num-buffers=1", "!"]
+
     /// The names of the elements that take the user's values.
     static let sourceName = "source"
     static let lookName = "look"
@@ -106,6 +116,7 @@ struct ExportPlan: Equatable {
             switch word {
             case "{source}": words += ExportPlan.sourceWords(inputs, audio: audio)
             case "{size}":
+                if inputs.isPhoto { words += ExportPlan.photoEnd }
                 words += [
                     "capsfilter", "name=size",
                     "caps=video/x-raw,width=\(width),height=\(height),pixel-aspect-ratio=1/1",
@@ -419,6 +430,7 @@ struct ExportPlan: Equatable {
             preset: preset,
             Inputs(
                 source: request.source, headers: request.headers, isJPEG: source.isImage && video.codec == "jpeg",
+                isPhoto: source.isImage,
                 displayWidth: video.displayWidth, displayHeight: video.displayHeight, maxWidth: options.maxWidth,
                 maxHeight: options.maxHeight, look: request.look, depth: options.depth, sourceDepth: video.bitDepth,
                 trim: trim, audio: options.audio, sourceAudioCodec: source.audio?.codec, output: request.output.path))

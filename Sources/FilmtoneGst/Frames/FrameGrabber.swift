@@ -102,6 +102,9 @@ struct FrameGrabber {
                     maxWidth: maxWidth, maxHeight: maxHeight)
         }
         let sink = AppSink(element: try pipeline.element(named: "sink"))
+        // An MP4's empty edit (video that starts later) sends a GAP first: it would preroll the sink with no frame
+        // to pull. Dropped, the sink prerolls on the first real frame.
+        sink.element.staticPad("sink")?.dropGapEvents()
 
         try pipeline.startPrerolling(remote: request.source.isRemote)
         var sample = try waitAndPull(
