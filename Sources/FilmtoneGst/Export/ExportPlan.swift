@@ -51,10 +51,13 @@ struct ExportPlan: Equatable {
     /// Build (or find) the source's mezzanine before rendering.
     var buildsMezzanine: Bool = false
 
-    /// The kept range in stream time (ms): nil start = from the beginning, nil end = to the end.
+    /// The kept range on the 0-based timeline (ms): nil start = from the beginning, nil end = to the end.
     struct Trim: Equatable {
         var start: Int64? = nil
         var end: Int64? = nil
+        /// The source's `timelineStart` (ns): `fttrim` cuts in stream time, which starts there (1.4 s into an
+        /// ffmpeg MPEG-TS), so it is added to both cut points.
+        var origin: Int64 = 0
 
         var isWhole: Bool { start == nil && end == nil }
     }
@@ -334,8 +337,8 @@ struct ExportPlan: Equatable {
     static func trimWords(_ trim: Trim, name: String) -> [String] {
         guard !trim.isWhole else { return [] }
         var words = [TrimElement.factoryName, "name=\(name)"]
-        if let start = trim.start { words.append("start=\(start * 1_000_000)") }
-        if let end = trim.end { words.append("stop=\(end * 1_000_000)") }
+        if let start = trim.start { words.append("start=\(start * 1_000_000 + trim.origin)") }
+        if let end = trim.end { words.append("stop=\(end * 1_000_000 + trim.origin)") }
         return words + ["!"]
     }
 
@@ -436,6 +439,8 @@ struct ExportPlan: Equatable {
     static func keptRange(start: Int64?, end: Int64?, source: ProbeReport, preset: ExportPreset) throws -> Trim {
         var trim = Trim(start: start == 0 ? nil : start, end: end)
         if !trim.isWhole {
+            let origin = source.timelineStart.components
+            trim.origin = origin.seconds * 1_000_000_000 + origin.attoseconds / 1_000_000_000
             guard !source.isImage else { throw FilmtoneError(.invalidArgument, "a photo cannot be trimmed") }
             if let start = trim.start, let duration = source.durationMilliseconds, start >= duration {
                 throw FilmtoneError(.invalidArgument, "--start-ms \(start) is at or beyond the end (\(duration) ms)")
