@@ -389,6 +389,15 @@ final class ExportDecisionTests: XCTestCase {
         XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 88, expected: 90, exact: true), "a dropped last frame")
         XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 5, expected: nil, exact: false), "nothing to check")
         XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 28, expected: 30, exact: false), "an estimate")
+        XCTAssertNoThrow(
+            try ExportPlan.checkComplete(rendered: 31, expected: 36, exact: false, reached: 990, span: 990),
+            "a variable-rate cut with fewer frames than its average rate says, covering its span")
+        XCTAssertThrowsError(
+            try ExportPlan.checkComplete(rendered: 31, expected: 36, exact: false, reached: 800, span: 990),
+            "short of frames and of time")
+        XCTAssertThrowsError(
+            try ExportPlan.checkComplete(rendered: 70, expected: 90, exact: true, reached: 3000, span: 3000),
+            "the probe's own count is not overruled")
         for (rendered, exact) in [(81, true), (37, true), (0, true), (70, false)] {
             XCTAssertThrowsError(try ExportPlan.checkComplete(rendered: Int64(rendered), expected: 90, exact: exact)) {
                 XCTAssertEqual(($0 as? FilmtoneError)?.code, .decodeFailed)

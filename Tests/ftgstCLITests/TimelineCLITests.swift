@@ -143,12 +143,13 @@ final class TimelineCLITests: XCTestCase {
         let folder = try TestEnvironment.temporaryDirectory(self)
         let cases: [(String, Int64, Int64?)] = [
             ("clip.ts", 1000, 2000), ("clip.ts", 2500, nil), ("clip.mkv", 1000, nil), ("vfr.mp4", 10, nil),
+            ("vfr.mp4", 10, 1000),
         ]
         for (name, start, end) in cases {
             let what = "\(name) from \(start) to \(end.map { "\($0)" } ?? "the end")"
             let video = try TestEnvironment.fixture(name)
             let times = try frameTimes(video)
-            let output = folder.appendingPathComponent("\(name)-\(start).mp4").path
+            let output = folder.appendingPathComponent("\(name)-\(start)-\(end ?? 0).mp4").path
             var arguments = [
                 "export", video, "-o", output, "--workspace", folder.appendingPathComponent("ws").path,
                 "--start-ms", "\(start)",
