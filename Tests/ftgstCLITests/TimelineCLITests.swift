@@ -115,23 +115,26 @@ final class TimelineCLITests: XCTestCase {
         }
     }
 
-    /// A mezzanine (MJPEG: `jpegdec` is an image decoder) of a variable-rate clip keeps its frame times.
+    /// A mezzanine (MJPEG: `jpegdec` is an image decoder) keeps the frame times of a variable-rate clip and of
+    /// an MPEG-TS on the same 0-based timeline.
     func testPreviewFromAMezzanineUsesTheSameTimeline() throws {
         let folder = try TestEnvironment.temporaryDirectory(self)
         let mezzanines = folder.appendingPathComponent("mezzanines").path
-        let video = try TestEnvironment.fixture("vfr.mp4")
-        let times = try frameTimes(video)
-        _ = try success(try Run.ftgst(["mezzanine", video, "--mezzanine-dir", mezzanines]))
-        for ms: Int64 in [10, 1010] {
-            let output = folder.appendingPathComponent("\(ms).png").path
-            let json = try success(
-                try Run.ftgst([
-                    "preview", video, "--mezzanine-dir", mezzanines, "--time-ms", "\(ms)", "-o", output,
-                ]))
-            XCTAssertEqual(json["mezzanine"] as? Bool, true)
-            let index = onScreen(times, at: ms)
-            XCTAssertEqual(json["timeMs"] as? Int, milliseconds(times[index]), "vfr.mp4 at \(ms) ms")
-            try assertShows(output, frame: index, of: video, count: times.count, "vfr.mp4 at \(ms) ms")
+        for name in ["vfr.mp4", "clip.ts"] {
+            let video = try TestEnvironment.fixture(name)
+            let times = try frameTimes(video)
+            _ = try success(try Run.ftgst(["mezzanine", video, "--mezzanine-dir", mezzanines]))
+            for ms: Int64 in [10, 1010] {
+                let output = folder.appendingPathComponent("\(name)-\(ms).png").path
+                let json = try success(
+                    try Run.ftgst([
+                        "preview", video, "--mezzanine-dir", mezzanines, "--time-ms", "\(ms)", "-o", output,
+                    ]))
+                XCTAssertEqual(json["mezzanine"] as? Bool, true)
+                let index = onScreen(times, at: ms)
+                XCTAssertEqual(json["timeMs"] as? Int, milliseconds(times[index]), "\(name) at \(ms) ms")
+                try assertShows(output, frame: index, of: video, count: times.count, "\(name) at \(ms) ms")
+            }
         }
     }
 

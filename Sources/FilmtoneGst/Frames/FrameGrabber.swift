@@ -79,10 +79,12 @@ struct FrameGrabber {
         }
         defer { pipeline.stop() }
 
-        let skipper = ReferenceSkipper()
-        skipper.attach(to: pipeline)
+        // Attached first, so its probe on the decoder's input sees the pictures the skipper then drops too: one
+        // dropped for a stated duration too short is found again (`FrameRecipe.droppedStart`).
         let inputs = DecoderInputs()
         inputs.attach(to: pipeline)
+        let skipper = ReferenceSkipper()
+        skipper.attach(to: pipeline)
 
         let source = try pipeline.element(named: "src")
         try source.setProperty("uri", .string(request.source.uri))
