@@ -5,7 +5,7 @@ import Foundation
 import GstKit
 import ImageCodecs
 
-/// An upright, scaled RGB frame and the stream time it was shown at.
+/// An upright, scaled RGB frame and the time it was shown at.
 struct GrabbedFrame {
     var image: RGBImage
     /// Time of the frame returned on the 0-based timeline (`FrameRecipe.Timeline`); zero for still images.
@@ -194,15 +194,7 @@ struct FrameGrabber {
         var skipRepeat = true
         pipeline.play()
         while true {
-            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
-            if deadline.hasPassed { throw timedOut(what) }
-            if case .error(let cause)? = pipeline.bus.pop(timeout: .zero, kinds: [.error]) {
-                throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
-            }
-            guard let next = sink.pullSample(timeout: deadline.remaining(cap: .milliseconds(50))) else {
-                if sink.isEndOfStream { return current }
-                continue
-            }
+            guard let next = try nextPlayingSample(pipeline, sink, deadline, what: what) else { return current }
             if skipRepeat {
                 skipRepeat = false
                 if next.presentationTimestamp == prerolled.presentationTimestamp && next.duration == prerolled.duration
@@ -230,13 +222,7 @@ struct FrameGrabber {
         pipeline.play()
         var previous: (sample: Sample, time: ClockTime)?
         while true {
-            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
-            if deadline.hasPassed { throw timedOut(what) }
-            if case .error(let cause)? = pipeline.bus.pop(timeout: .zero, kinds: [.error]) {
-                throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
-            }
-            guard let sample = sink.pullSample(timeout: deadline.remaining(cap: .milliseconds(50))) else {
-                guard sink.isEndOfStream else { continue }
+            guard let sample = try nextPlayingSample(pipeline, sink, deadline, what: what) else {
                 // The target lies after the last frame's start but before the stated duration: it is on screen.
                 if let previous {
                     return try frame(from: previous.sample, time: previous.time, still: false, skipper: skipper)
@@ -258,6 +244,22 @@ struct FrameGrabber {
             case .keepReading:
                 previous = (sample, time)
             }
+        }
+    }
+
+    /// The next sample of the PLAYING pipeline; nil at EOS. An error on the bus, the deadline and cancellation end
+    /// the wait; the bus is checked between 50 ms pulls.
+    private func nextPlayingSample(_ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, what: String) throws
+        -> Sample?
+    {
+        while true {
+            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
+            if deadline.hasPassed { throw timedOut(what) }
+            if case .error(let cause)? = pipeline.bus.pop(timeout: .zero, kinds: [.error]) {
+                throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
+            }
+            if let sample = sink.pullSample(timeout: deadline.remaining(cap: .milliseconds(50))) { return sample }
+            if sink.isEndOfStream { return nil }
         }
     }
 
