@@ -8,9 +8,12 @@ import Synchronization
 // gst-launch-1.0 filesrc location=in.mp4 ! decodebin ! fttrim start=2000000000 stop=5000000000 ! videoconvert ! …
 //
 // Passes the buffers whose stream time lies in [start, stop) and rewrites the segment so that running time 0 is
-// `start`: encoders and muxers downstream then write a file that begins at the cut. A video frame that straddles
-// `start` is kept with its start moved to `start` (the frame on screen at the cut is shown from its first
-// instant); an audio buffer that straddles it is dropped (at most one 1024-sample packet, ≈ 21 ms). At the first
+// `start`: encoders and muxers downstream then write a file that begins at the cut. The video frame on screen at
+// `start` is kept with its start moved to `start` (shown from the cut's first instant). Which frame that is, the
+// next frame's start says, not the frame's own duration: Matroska's millisecond timestamps make a frame at
+// 967 ms last until 1000.33 ms while the next starts at 1000, and an MP4 with B-frames and a variable rate can
+// state 1 ms for a frame shown 40 ms. So the last frame before the cut is held back until the next one arrives.
+// An audio buffer that straddles the cut is dropped (at most one 1024-sample packet, ≈ 21 ms). At the first
 // buffer at or after `stop` it sends EOS downstream and returns EOS upstream, so the source stops reading.
 //
 // It exists because gst-launch-1.0 cannot seek: `ftgst export --start-ms/--end-ms` uses it in process and in the
@@ -23,6 +26,14 @@ package final class TrimState: Sendable {
         var incoming: Segment? = nil
         var isVideo = false
         var sentEndOfStream = false
+        var held: Held? = nil
+    }
+
+    /// The last video frame before the cut, held back (one reference owned here) until the next frame's start
+    /// says whether it is on screen at the cut. @unchecked: the buffer is only touched by the streaming thread
+    /// that holds or releases it, under the lock.
+    private struct Held: @unchecked Sendable {
+        var buffer: UnsafeMutablePointer<GstBuffer>
     }
 
     /// Written by set_property and the event handler, read by the buffer path: any thread.
@@ -45,9 +56,48 @@ package final class TrimState: Sendable {
     }
 
     package func reset() {
-        values.withLock {
-            $0.incoming = nil
-            $0.sentEndOfStream = false
+        let held = values.withLock { values in
+            values.incoming = nil
+            values.sentEndOfStream = false
+            defer { values.held = nil }
+            return values.held
+        }
+        if let held { gst_buffer_unref(held.buffer) }
+    }
+
+    deinit {
+        if let held = values.withLock({ $0.held }) { gst_buffer_unref(held.buffer) }
+    }
+
+    /// Keeps `buffer` (a reference the caller added) as the frame before the cut; the one held before is
+    /// returned for the caller to release.
+    package func hold(_ buffer: UnsafeMutablePointer<GstBuffer>) -> UnsafeMutablePointer<GstBuffer>? {
+        values.withLock { values in
+            defer { values.held = Held(buffer: buffer) }
+            return values.held?.buffer
+        }
+    }
+
+    /// The held frame, handed over (with its reference) because a frame starting at `next` (nil: the end of the
+    /// stream) arrived: with its start moved to the cut and its duration up to `next` when it is on screen at
+    /// the cut (`put`), or for release when `next` starts at the cut (`release`).
+    package enum HeldOutcome {
+        case put(UnsafeMutablePointer<GstBuffer>, pts: guint64, duration: guint64?)
+        case release(UnsafeMutablePointer<GstBuffer>)
+    }
+
+    package func takeHeld(next: guint64?) -> HeldOutcome? {
+        values.withLock { values in
+            guard let held = values.held else { return nil }
+            values.held = nil
+            guard var segment = values.incoming?.raw,
+                let cut = TrimState.position(&segment, streamTime: values.range.start)
+            else { return .release(held.buffer) }
+            if let next, next <= cut { return .release(held.buffer) }
+            let pts = guint64(ClockTime(raw: held.buffer.pointee.pts)?.nanoseconds ?? UInt64(cut))
+            let ownEnd = ClockTime(raw: held.buffer.pointee.duration).map { pts + guint64($0.nanoseconds) }
+            let end = next ?? ownEnd
+            return .put(held.buffer, pts: cut, duration: end.map { $0 > cut ? $0 - cut : 0 })
         }
     }
 
@@ -89,14 +139,15 @@ package final class TrimState: Sendable {
 
     package enum Decision {
         case pass
-        /// Pass with the start moved to the cut: (new pts, new duration).
-        case clip(guint64, guint64?)
+        /// A video frame before the cut: hold it back (`hold`) until the next frame says whether it is on screen
+        /// at the cut (`takeHeld`).
+        case hold
         case drop
         /// At or beyond the end; `first` when EOS has not been sent downstream yet.
         case end(first: Bool)
     }
 
-    package func decide(pts: guint64?, duration: guint64?) -> Decision {
+    package func decide(pts: guint64?) -> Decision {
         values.withLock { values in
             guard let pts, var segment = values.incoming?.raw, segment.format == GST_FORMAT_TIME else { return .pass }
             if let end = TrimState.position(&segment, streamTime: values.range.stop), pts >= end {
@@ -107,8 +158,7 @@ package final class TrimState: Sendable {
             guard let cut = TrimState.position(&segment, streamTime: values.range.start), pts < cut else {
                 return .pass
             }
-            if values.isVideo, let duration, pts + duration > cut { return .clip(cut, pts + duration - cut) }
-            return .drop
+            return values.isVideo ? .hold : .drop
         }
     }
 
@@ -249,6 +299,9 @@ package enum TrimElement {
             case GST_EVENT_EOS where state.endedStream:
                 gst_event_unref(event)
                 return 1
+            case GST_EVENT_EOS:
+                // The cut lies in the last frame: it is on screen there.
+                putHeld(transform, state, next: nil)
             case GST_EVENT_FLUSH_STOP:
                 state.reset()
             default:
@@ -263,19 +316,47 @@ package enum TrimElement {
         ) -> GstFlowReturn = { transform, buffer in
             guard let transform, let buffer else { return GST_FLOW_ERROR }
             let pts = ClockTime(raw: buffer.pointee.pts).map { guint64($0.nanoseconds) }
-            let duration = ClockTime(raw: buffer.pointee.duration).map { guint64($0.nanoseconds) }
-            switch state(of: UnsafeMutableRawPointer(transform)).decide(pts: pts, duration: duration) {
+            let state = state(of: UnsafeMutableRawPointer(transform))
+            switch state.decide(pts: pts) {
             case .pass:
-                return GST_FLOW_OK
-            case .clip(let start, let length):
-                buffer.pointee.pts = start
-                if let length { buffer.pointee.duration = length }
-                return GST_FLOW_OK
+                let result = putHeld(transform, state, next: pts)
+                return result == GST_FLOW_OK ? GST_FLOW_OK : result
+            case .hold:
+                // An added reference, owned by the state; base transform drops its own.
+                if let previous = state.hold(gst_buffer_ref(buffer)) { gst_buffer_unref(previous) }
+                return GST_FLOW_CUSTOM_SUCCESS  // GST_BASE_TRANSFORM_FLOW_DROPPED
             case .drop:
                 return GST_FLOW_CUSTOM_SUCCESS  // GST_BASE_TRANSFORM_FLOW_DROPPED
             case .end(let first):
-                if first { _ = gst_pad_push_event(transform.pointee.srcpad, gst_event_new_eos()) }
+                if first {
+                    _ = putHeld(transform, state, next: pts)
+                    _ = gst_pad_push_event(transform.pointee.srcpad, gst_event_new_eos())
+                }
                 return GST_FLOW_EOS
             }
         }
+
+    /// Pushes the held frame (start moved to the cut) ahead of a frame starting at `next`, or releases it when
+    /// `next` starts at or before the cut. On the streaming thread, before base transform pushes `next`.
+    @discardableResult
+    private static func putHeld(_ transform: UnsafeMutablePointer<GstBaseTransform>, _ state: TrimState, next: guint64?)
+        -> GstFlowReturn
+    {
+        switch state.takeHeld(next: next) {
+        case nil:
+            return GST_FLOW_OK
+        case .release(let buffer):
+            gst_buffer_unref(buffer)
+            return GST_FLOW_OK
+        case .put(let held, let pts, let duration):
+            // `gst_buffer_make_writable` is a macro over the mini-object call; it takes the reference and, as only
+            // this element holds the buffer, returns it without a copy.
+            let object = gst_mini_object_make_writable(
+                UnsafeMutableRawPointer(held).assumingMemoryBound(to: GstMiniObject.self))!
+            let buffer = UnsafeMutableRawPointer(object).assumingMemoryBound(to: GstBuffer.self)
+            buffer.pointee.pts = pts
+            if let duration { buffer.pointee.duration = duration }
+            return gst_pad_push(transform.pointee.srcpad, buffer)  // takes the reference
+        }
+    }
 }

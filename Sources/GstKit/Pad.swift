@@ -62,11 +62,14 @@ package final class Pad: @unchecked Sendable {
 /// What flows through a pad, as a data probe sees it.
 package enum PadItem {
     case caps(Caps)
-    /// A SEGMENT event in TIME: where playback starts (in buffer-timestamp terms) and at what rate.
-    case segment(start: ClockTime, rate: Double)
+    /// A SEGMENT event in TIME: where playback starts (in buffer-timestamp terms), the stream time of that start
+    /// (`time`), and at what rate.
+    case segment(start: ClockTime, time: ClockTime, rate: Double)
     case buffer(BufferView)
     /// An EOS event: the stream ends here.
     case endOfStream
+    /// A GAP event: no data from `start` for `duration` (qtdemux sends one for an MP4's leading empty edit).
+    case gap(start: ClockTime, duration: ClockTime?)
     case otherEvent
 }
 
@@ -123,10 +126,18 @@ extension Pad {
                         _ = probe.body(
                             .segment(
                                 start: ClockTime(nanoseconds: UInt64(segment.pointee.start)),
+                                time: ClockTime(nanoseconds: UInt64(segment.pointee.time)),
                                 rate: segment.pointee.rate))
                     }
                 case GST_EVENT_EOS:
                     return probe.body(.endOfStream) == .drop ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK
+                case GST_EVENT_GAP:
+                    var start: GstClockTime = 0
+                    var duration: GstClockTime = 0
+                    gst_event_parse_gap(event, &start, &duration)
+                    if let start = ClockTime(raw: start) {
+                        _ = probe.body(.gap(start: start, duration: ClockTime(raw: duration)))
+                    }
                 default:
                     _ = probe.body(.otherEvent)
                 }

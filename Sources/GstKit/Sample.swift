@@ -36,6 +36,12 @@ package final class Sample {
     /// before zero is reported as zero.
     package var streamTime: ClockTime? {
         guard let pts = presentationTimestamp else { return nil }
+        return streamTime(of: pts)
+    }
+
+    /// `pts`, a timestamp of this sample's stream (another picture's, seen upstream), converted to stream time
+    /// through this sample's segment, as `streamTime` converts the sample's own.
+    package func streamTime(of pts: ClockTime) -> ClockTime? {
         guard let segment = gst_sample_get_segment(pointer) else { return pts }
         var result: guint64 = 0  // guint64 imports as UInt here
         let sign = gst_segment_to_stream_time_full(segment, GST_FORMAT_TIME, guint64(pts.raw), &result)

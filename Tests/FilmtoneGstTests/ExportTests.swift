@@ -352,6 +352,23 @@ final class ExportDecisionTests: XCTestCase {
         XCTAssertFalse(try plan("a.mp4", clip()) { $0.startMilliseconds = 0 }.words.contains("fttrim"))
     }
 
+    /// `fttrim` cuts in stream time; an MPEG-TS's starts 766.67 ms before its first frame's: the cut points move
+    /// by the probe's `timelineStart` so that `--start-ms 1000` is 1 s after the first frame.
+    func testCutPointsAreOnTheZeroBasedTimeline() throws {
+        var ts = clip()
+        ts.timelineStart = .nanoseconds(766_666_666)
+        let cut = try plan("a.mp4", ts) {
+            $0.startMilliseconds = 1000
+            $0.endMilliseconds = 2000
+        }
+        XCTAssertEqual(cut.inputs.trim, ExportPlan.Trim(start: 1000, end: 2000, origin: 766_666_666))
+        let index = try XCTUnwrap(cut.words.firstIndex(of: "fttrim"))
+        XCTAssertEqual(
+            Array(cut.words[index...].prefix(4)), ["fttrim", "name=trim", "start=1766666666", "stop=2766666666"])
+        XCTAssertFalse(
+            try plan("a.mp4", ts) { $0.startMilliseconds = 0 }.words.contains("fttrim"), "the whole source: no cut")
+    }
+
     func testFrameTotalIsTheProbesCountOrTheFramesOnScreenInTheCut() {
         XCTAssertEqual(ExportPlan.totalFrames(clip(), start: nil, end: nil), 90, "the probe's count")
         XCTAssertEqual(
@@ -372,6 +389,15 @@ final class ExportDecisionTests: XCTestCase {
         XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 88, expected: 90, exact: true), "a dropped last frame")
         XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 5, expected: nil, exact: false), "nothing to check")
         XCTAssertNoThrow(try ExportPlan.checkComplete(rendered: 28, expected: 30, exact: false), "an estimate")
+        XCTAssertNoThrow(
+            try ExportPlan.checkComplete(rendered: 31, expected: 36, exact: false, reached: 990, span: 990),
+            "a variable-rate cut with fewer frames than its average rate says, covering its span")
+        XCTAssertThrowsError(
+            try ExportPlan.checkComplete(rendered: 31, expected: 36, exact: false, reached: 800, span: 990),
+            "short of frames and of time")
+        XCTAssertThrowsError(
+            try ExportPlan.checkComplete(rendered: 70, expected: 90, exact: true, reached: 3000, span: 3000),
+            "the probe's own count is not overruled")
         for (rendered, exact) in [(81, true), (37, true), (0, true), (70, false)] {
             XCTAssertThrowsError(try ExportPlan.checkComplete(rendered: Int64(rendered), expected: 90, exact: exact)) {
                 XCTAssertEqual(($0 as? FilmtoneError)?.code, .decodeFailed)

@@ -49,6 +49,36 @@ final class FrameGrabberTests: XCTestCase {
         XCTAssertEqual(try grab("offset.mp4", ms: 0).image, try grab("clip.mp4", ms: 0).image)
     }
 
+    /// Times on the 0-based timeline: an MPEG-TS's first frame is at 0 (its stream time says 766.67 ms), the
+    /// Matroska frame starting exactly at 1000 ms is returned (not the one before, whose stated duration overlaps
+    /// it), and a variable-rate frame at 1000 ms is at 1000 ms (not an average-rate 972).
+    func testTimesCountFromTheFirstFrame() throws {
+        XCTAssertEqual(try grab("clip.ts", ms: 0, tolerance: 2000).time, .zero)
+        XCTAssertEqual(try grab("clip.ts", ms: 1010).time, .milliseconds(1000))
+        let mkv = try grab("clip.mkv", ms: 1000)
+        XCTAssertEqual(mkv.time, .milliseconds(1000))
+        XCTAssertEqual(mkv.image, try grab("clip.mp4", ms: 1000).image, "the same frame 30 as in the MP4")
+        XCTAssertEqual(try grab("vfr.mp4", ms: 1000).time, .milliseconds(1000))
+        XCTAssertEqual(try grab("vfr.mp4", ms: 1010).time, .milliseconds(1000))
+    }
+
+    /// Reading forward (a server that ignores Range) takes the same Matroska frame as a seek: the frame that
+    /// starts at the target, not the one before it whose duration overlaps it.
+    func testReadingForwardInMatroskaTakesTheFrameStartingAtTheTarget() throws {
+        let server = try HTTPTestServer.serving("clip.mkv", as: "clip.mkv", in: self).server
+        defer { server.stop() }
+        for ms: Int64 in [33, 1000] {
+            let request = FrameRequest(
+                source: try MediaSource.parse(server.url("/norange/clip.mkv")), headers: [], time: .milliseconds(ms),
+                tolerance: .zero, maxWidth: 4096, maxHeight: 4096, timeoutMilliseconds: 20_000)
+            let forward = try FrameGrabber(request: request, isCancelled: { false }).grab()
+            let seeked = try grab("clip.mkv", ms: ms)
+            XCTAssertEqual(forward.time, .milliseconds(ms))
+            XCTAssertEqual(forward.time, seeked.time)
+            XCTAssertEqual(forward.image, seeked.image)
+        }
+    }
+
     func testNothingIsSkippedWithoutASeek() throws {
         XCTAssertEqual(try grab("bframes.mp4", ms: 0).skippedPictures, 0)
         XCTAssertEqual(

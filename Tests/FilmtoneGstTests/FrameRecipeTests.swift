@@ -98,44 +98,73 @@ final class FrameRecipeTests: XCTestCase {
 }
 
 extension FrameRecipeTests {
-    func testUnclippedStartRecoversTheFrameStartAfterAnAccurateSeek() {
-        let fps = Fraction(30, 1)
-        // Frame 30 (1000…1033.3 ms) clipped at a segment start of 1010 ms.
-        let clipped = FrameRecipe.unclippedStart(
-            time: .milliseconds(1010), duration: ClockTime(nanoseconds: 23_333_333),
-            frameRate: fps)
-        XCTAssertEqual(clipped.milliseconds, 1000)
-        // An unclipped frame keeps its time.
+    func testRealStartIsThePictureThatWentInWithTheSameEnd() {
+        func picture(_ ms: Double, _ duration: Double?) -> FrameRecipe.InputPicture {
+            FrameRecipe.InputPicture(
+                pts: ClockTime(nanoseconds: UInt64(ms * 1e6)),
+                duration: duration.map { ClockTime(nanoseconds: UInt64($0 * 1e6)) })
+        }
+        func ms(_ value: Double) -> ClockTime { ClockTime(nanoseconds: UInt64(value * 1e6)) }
+        // Matroska: frames at 967 and 1000 ms with 33.333 ms durations overlap. The one clipped at 1000 that ends at
+        // 1000.333 went in at 967, though 1000 is the latest picture at or before the stamp.
+        let mkv = [picture(1000, 33.333), picture(967, 33.333), picture(933, 33.333)]
+        XCTAssertEqual(FrameRecipe.realStart(pts: ms(1000), end: ms(1000.333), inputs: mkv), ms(967))
+        XCTAssertEqual(FrameRecipe.realStart(pts: ms(1000), end: ms(1033.333), inputs: mkv), ms(1000))
+        // A variable rate: the frame at 1000 ms lasting 25 ms, clipped at 1010, is at 1000 (no rate arithmetic).
+        let vfr = [picture(975, 25), picture(1000, 25), picture(1025, 25)]
+        XCTAssertEqual(FrameRecipe.realStart(pts: ms(1010), end: ms(1025), inputs: vfr), ms(1000))
+        // Without durations: the latest picture at or before the stamp.
         XCTAssertEqual(
-            FrameRecipe.unclippedStart(
-                time: .milliseconds(1400), duration: ClockTime(nanoseconds: 33_333_333),
-                frameRate: fps), .milliseconds(1400))
-        // No frame rate (variable): nothing to recover from.
+            FrameRecipe.realStart(pts: ms(1010), end: nil, inputs: [picture(975, nil), picture(1000, nil)]), ms(1000))
+        // Nothing known: the stamp.
+        XCTAssertEqual(FrameRecipe.realStart(pts: ms(1010), end: ms(1025), inputs: []), ms(1010))
+    }
+
+    func testAClippedFrameIsCheckedAgainstTheNextOneUnlessTheToleranceCoversIt() {
+        XCTAssertTrue(
+            FrameRecipe.needsNextFrame(start: .milliseconds(967), target: .milliseconds(1000), tolerance: .zero))
+        XCTAssertFalse(
+            FrameRecipe.needsNextFrame(start: .milliseconds(1000), target: .milliseconds(1000), tolerance: .zero),
+            "starts at the target: nothing later can be on screen there")
+        XCTAssertFalse(
+            FrameRecipe.needsNextFrame(
+                start: .milliseconds(967), target: .milliseconds(1000), tolerance: .milliseconds(50)))
+        XCTAssertTrue(FrameRecipe.nextReplaces(next: .milliseconds(1000), target: .milliseconds(1000)))
+        XCTAssertFalse(FrameRecipe.nextReplaces(next: .milliseconds(1001), target: .milliseconds(1000)))
+    }
+
+    func testADroppedPictureAtOrBeforeTheTargetIsSoughtAgain() {
+        let inputs: [ClockTime] = [.milliseconds(0), .milliseconds(80), .milliseconds(40)]
         XCTAssertEqual(
-            FrameRecipe.unclippedStart(
-                time: .milliseconds(1010), duration: ClockTime(nanoseconds: 1_000_000),
-                frameRate: Fraction(0, 1)), .milliseconds(1010))
+            FrameRecipe.droppedStart(after: .milliseconds(40), target: .milliseconds(10), inputs: inputs),
+            .milliseconds(0))
+        XCTAssertNil(
+            FrameRecipe.droppedStart(after: .milliseconds(0), target: .milliseconds(10), inputs: inputs),
+            "the frame returned starts before the target: nothing was dropped")
+        XCTAssertNil(FrameRecipe.droppedStart(after: .milliseconds(40), target: .milliseconds(10), inputs: []))
+    }
+
+    func testTheTimelineCountsFromTheFirstFrame() {
+        let ts = FrameRecipe.Timeline(origin: ClockTime(nanoseconds: 766_666_666))
+        XCTAssertEqual(ts.streamTime(of: .milliseconds(1000)), ClockTime(nanoseconds: 1_766_666_666))
+        XCTAssertEqual(ts.time(ofStreamTime: ClockTime(nanoseconds: 1_766_666_666)), .milliseconds(1000))
+        XCTAssertEqual(ts.time(ofStreamTime: .milliseconds(10)), .zero, "before the first frame")
     }
 
     func testReadingForwardTakesTheFrameOnScreenAtTheTarget() {
-        let frame = ClockTime(nanoseconds: 33_333_333)
         func step(_ ms: Int64, previous: Bool = true, target: Int64 = 1510, tolerance: Int64 = 0)
             -> FrameRecipe.ForwardStep
         {
             FrameRecipe.forwardStep(
-                frame: .milliseconds(ms), duration: frame, hasPrevious: previous, target: .milliseconds(target),
+                frame: .milliseconds(ms), hasPrevious: previous, target: .milliseconds(target),
                 tolerance: .milliseconds(tolerance))
         }
         XCTAssertEqual(step(1467), .keepReading)
-        XCTAssertEqual(step(1500), .take, "on screen at 1510")
+        XCTAssertEqual(step(1500), .keepReading, "may be on screen at 1510: the next frame's start says")
+        XCTAssertEqual(step(1510), .take, "starts at the target")
         XCTAssertEqual(step(1533), .takePrevious, "past the target: the one before was on screen")
         XCTAssertEqual(step(1533, previous: false), .take, "the stream starts after the target")
         XCTAssertEqual(step(1000, tolerance: 600), .take, "within the tolerance")
-        // No duration: the frame after the target is what shows the previous one was on screen.
-        XCTAssertEqual(
-            FrameRecipe.forwardStep(
-                frame: .milliseconds(1533), duration: nil, hasPrevious: true, target: .milliseconds(1510),
-                tolerance: .zero), .takePrevious)
     }
 
     func testOnlySouphttpsrcsSeekRefusalMeansReadForward() {

@@ -1,4 +1,5 @@
 import CGst
+import FilmtoneTestSupport
 import XCTest
 
 @testable import FilmtoneGst
@@ -388,5 +389,36 @@ final class ProbeTests: XCTestCase {
             let value = try XCTUnwrap(g_enum_get_value_by_nick(klass, nick), nick)
             XCTAssertEqual(value.pointee.value, decision.rawValue, nick)
         }
+    }
+
+    // MARK: - Timeline
+
+    func testStreamTimeOfAPTSThroughItsSegment() {
+        let ms = ClockTime.milliseconds
+        XCTAssertEqual(ProbeRules.streamTime(pts: ms(66), segment: (start: ms(66), time: ms(10_000))), ms(10_000))
+        XCTAssertEqual(ProbeRules.streamTime(pts: ms(766), segment: (start: ms(766), time: ms(766))), ms(766))
+        XCTAssertEqual(ProbeRules.streamTime(pts: ms(50), segment: (start: ms(66), time: ms(10))), .zero)
+        XCTAssertEqual(ProbeRules.streamTime(pts: ms(5), segment: nil), ms(5))
+    }
+
+    func testDurationCountsFromTheFirstFrameExceptForTheLengthTsdemuxReports() {
+        let mp4 = caps("video/quicktime", ["variant": .string("iso")])
+        let ts = caps("video/mpegts")
+        XCTAssertEqual(
+            ProbeRules.contentDuration(reported: 13_000_000_000, start: 10_000_000_000, container: mp4),
+            3_000_000_000, "a 10 s empty edit before 3 s of frames")
+        XCTAssertEqual(
+            ProbeRules.contentDuration(reported: 3_014_000_000, start: 766_666_666, container: ts), 3_014_000_000)
+        XCTAssertEqual(ProbeRules.contentDuration(reported: 3_000_000_000, start: 0, container: nil), 3_000_000_000)
+    }
+
+    /// Through the library: an MP4 with a 10 s empty edit is 3 s and 90 frames long, starting 10 s in.
+    func testProbeOfAnOffsetFile() async throws {
+        let report = try await probeSource(ProbeOptions(source: try TestEnvironment.fixture("clip-offset10.mp4")))
+        XCTAssertEqual(report.durationMilliseconds, 3000)
+        XCTAssertEqual(report.video?.frameCount, 90)
+        XCTAssertEqual(report.timelineStart, Duration.seconds(10))
+        let plain = try await probeSource(ProbeOptions(source: try TestEnvironment.fixture("clip.mp4")))
+        XCTAssertEqual(plain.timelineStart, Duration.zero)
     }
 }

@@ -131,8 +131,27 @@ public func exportCommandLine(
 /// Counts frames on a streaming thread (a pad probe) for the export's thread to read.
 final class FrameCounter: Sendable {
     private let frames = Mutex<Int64>(0)
+    /// The latest segment start and the furthest frame end seen after it (running time from that start), for
+    /// `reached`.
+    private let span = Mutex<(start: ClockTime, end: ClockTime?)>((.zero, nil))
 
     func add() { frames.withLock { $0 += 1 } }
+
+    /// Counts a buffer and remembers how far it reaches.
+    func add(_ buffer: BufferView) {
+        add()
+        guard let pts = buffer.presentationTimestamp else { return }
+        let end = pts.nanoseconds + (buffer.duration?.nanoseconds ?? 0)
+        span.withLock { span in
+            let reached = ClockTime(nanoseconds: end > span.start.nanoseconds ? end - span.start.nanoseconds : 0)
+            if span.end.map({ reached > $0 }) ?? true { span.end = reached }
+        }
+    }
+
+    func segment(start: ClockTime) { span.withLock { $0 = (start, nil) } }
+
+    /// How far into the segment the frames counted reach: the end of the last one.
+    var reached: ClockTime? { span.withLock { $0.end } }
 
     func set(_ value: Int) { frames.withLock { $0 = Int64(value) } }
 
@@ -217,7 +236,9 @@ struct ExportRun {
                 sourceDuration: source.durationMilliseconds, startingAt: renderingStart,
                 cancelReason: cancelReason, report: report, record: record)
             record.frames = frames
-            try ExportPlan.checkComplete(rendered: frames, expected: plan.totalFrames, exact: plan.totalFramesIsExact)
+            try ExportPlan.checkComplete(
+                rendered: frames, expected: plan.totalFrames, exact: plan.totalFramesIsExact,
+                reached: record.reached.map { Int64($0.milliseconds) }, span: plan.expectedSpanMilliseconds)
             record.lap(.rendering)
 
             // Finalizing
@@ -302,7 +323,11 @@ struct ExportRun {
             throw FilmtoneError(.internalError, "the size filter has no src pad")
         }
         pad.onData { item in
-            if case .buffer = item { counter.add() }
+            switch item {
+            case .buffer(let buffer): counter.add(buffer)
+            case .segment(let start, _, _): counter.segment(start: start)
+            default: break
+            }
             return .pass
         }
         try pipeline.endWithoutFrames()
@@ -334,6 +359,7 @@ struct ExportRun {
             case .error(let cause)?:
                 throw ExportRun.classify(cause, remote: request.source.isRemote)
             case .endOfStream?:
+                record.reached = counter.reached
                 return counter.count
             default:
                 break

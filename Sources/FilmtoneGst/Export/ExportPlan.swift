@@ -50,11 +50,16 @@ struct ExportPlan: Equatable {
     var totalFramesIsExact: Bool = false
     /// Build (or find) the source's mezzanine before rendering.
     var buildsMezzanine: Bool = false
+    /// How long the output should be (ms): the kept range, or the source's duration; nil when unknown.
+    var expectedSpanMilliseconds: Int64? = nil
 
-    /// The kept range in stream time (ms): nil start = from the beginning, nil end = to the end.
+    /// The kept range on the 0-based timeline (ms): nil start = from the beginning, nil end = to the end.
     struct Trim: Equatable {
         var start: Int64? = nil
         var end: Int64? = nil
+        /// The source's `timelineStart` (ns): `fttrim` cuts in stream time, which starts there (1.4 s into an
+        /// ffmpeg MPEG-TS), so it is added to both cut points.
+        var origin: Int64 = 0
 
         var isWhole: Bool { start == nil && end == nil }
     }
@@ -345,8 +350,8 @@ struct ExportPlan: Equatable {
     static func trimWords(_ trim: Trim, name: String) -> [String] {
         guard !trim.isWhole else { return [] }
         var words = [TrimElement.factoryName, "name=\(name)"]
-        if let start = trim.start { words.append("start=\(start * 1_000_000)") }
-        if let end = trim.end { words.append("stop=\(end * 1_000_000)") }
+        if let start = trim.start { words.append("start=\(start * 1_000_000 + trim.origin)") }
+        if let end = trim.end { words.append("stop=\(end * 1_000_000 + trim.origin)") }
         return words + ["!"]
     }
 
@@ -439,6 +444,9 @@ struct ExportPlan: Equatable {
             !source.isImage && trim.isWhole && options.startMilliseconds == nil && options.endMilliseconds == nil
             && (video.frameCount ?? 0) > 0
         plan.buildsMezzanine = options.mezzanine
+        if !source.isImage, let duration = source.durationMilliseconds {
+            plan.expectedSpanMilliseconds = min(trim.end ?? duration, duration) - (trim.start ?? 0)
+        }
         return plan
     }
 
@@ -448,6 +456,8 @@ struct ExportPlan: Equatable {
     static func keptRange(start: Int64?, end: Int64?, source: ProbeReport, preset: ExportPreset) throws -> Trim {
         var trim = Trim(start: start == 0 ? nil : start, end: end)
         if !trim.isWhole {
+            let origin = source.timelineStart.components
+            trim.origin = origin.seconds * 1_000_000_000 + origin.attoseconds / 1_000_000_000
             guard !source.isImage else { throw FilmtoneError(.invalidArgument, "a photo cannot be trimmed") }
             if let start = trim.start, let duration = source.durationMilliseconds, start >= duration {
                 throw FilmtoneError(.invalidArgument, "--start-ms \(start) is at or beyond the end (\(duration) ms)")
@@ -479,10 +489,15 @@ struct ExportPlan: Equatable {
     /// A clean end of stream with fewer frames than the source holds is a source cut short (a half-written or
     /// half-downloaded file whose index still lists every frame): `DECODE_FAILED`, never a short export. The
     /// probe's own count allows 2 frames or 2 % less (a decoder may drop a broken last frame); an estimate
-    /// from duration × rate (a cut, a container without a count) allows 10 %. Without a total nothing is
-    /// checked.
-    static func checkComplete(rendered: Int64, expected: Int64?, exact: Bool) throws {
+    /// from duration × rate (a cut, a container without a count) allows 10 %. An estimate is only an average:
+    /// a cut of a variable-rate clip holds fewer frames than the average says where its frames are sparse, so
+    /// when the frames rendered `reached` (ms, the end of the last) cover the `span` expected but 5 %, it is
+    /// complete whatever the count. Without a total nothing is checked.
+    static func checkComplete(
+        rendered: Int64, expected: Int64?, exact: Bool, reached: Int64? = nil, span: Int64? = nil
+    ) throws {
         guard let expected, expected > 0 else { return }
+        if !exact, let reached, let span, span > 0, reached * 20 >= span * 19 { return }
         let allowed = max(2, expected / (exact ? 50 : 10))
         guard rendered < expected - allowed else { return }
         throw FilmtoneError(

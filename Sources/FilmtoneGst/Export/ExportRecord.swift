@@ -23,6 +23,8 @@ final class ExportRecorder {
     var preset: ExportPreset? = nil
     var mezzanine: MezzanineResult? = nil
     var frames: Int64 = 0
+    /// How far into the output the rendered frames reach (the end of the last one), when known.
+    var reached: ClockTime? = nil
 
     private let startedAt = Date()
     private let started = ContinuousClock.now

@@ -5,10 +5,10 @@ import Foundation
 import GstKit
 import ImageCodecs
 
-/// An upright, scaled RGB frame and the stream time it was shown at.
+/// An upright, scaled RGB frame and the time it was shown at.
 struct GrabbedFrame {
     var image: RGBImage
-    /// Stream time of the frame returned; zero for still images.
+    /// Time of the frame returned on the 0-based timeline (`FrameRecipe.Timeline`); zero for still images.
     var time: ClockTime
     var isStill: Bool
     /// Unreferenced pictures before an exact seek's target that were not decoded (see `ReferenceSkipper`).
@@ -79,6 +79,10 @@ struct FrameGrabber {
         }
         defer { pipeline.stop() }
 
+        // Attached first, so its probe on the decoder's input sees the pictures the skipper then drops too: one
+        // dropped for a stated duration too short is found again (`FrameRecipe.droppedStart`).
+        let inputs = DecoderInputs()
+        inputs.attach(to: pipeline)
         let skipper = ReferenceSkipper()
         skipper.attach(to: pipeline)
 
@@ -114,14 +118,19 @@ struct FrameGrabber {
         if sample.caps?.video?.isStill == true {
             return try frame(from: sample, time: .zero, still: true, skipper: skipper)
         }
-        if let time = sample.streamTime,
-            FrameRecipe.accepts(
-                frame: time, duration: sample.duration, target: request.time, tolerance: request.tolerance)
-        {
-            return try frame(from: sample, time: time, still: false, skipper: skipper)
+        // The first frame fixes the timeline (`FrameRecipe.Timeline`): requests and reported times are 0-based.
+        guard let first = sample.streamTime else { throw FilmtoneError(.decodeFailed, "frame has no timestamp") }
+        let timeline = FrameRecipe.Timeline(origin: first)
+        // The prerolled frame answers only when it starts at the target or within the tolerance: its duration
+        // does not prove it is still on screen at the target (`FrameRecipe.needsNextFrame`).
+        if FrameRecipe.accepts(frame: .zero, duration: nil, target: request.time, tolerance: request.tolerance) {
+            return try frame(from: sample, time: .zero, still: false, skipper: skipper)
         }
 
-        if let duration = pipeline.duration(), request.time >= duration {
+        // Demuxers disagree about what their duration counts from (tsdemux's is a length, qtdemux's a stream
+        // time): the early refusal is kept for streams whose timeline starts at 0, where both agree. Elsewhere a
+        // seek past the end ends in EOS without a frame, which `waitAndPull` refuses just as well.
+        if timeline.origin == .zero, let duration = pipeline.duration(), request.time >= duration {
             throw FilmtoneError(
                 .decodeFailed,
                 "time \(request.time.milliseconds) ms is past the end (\(duration.milliseconds) ms)")
@@ -130,24 +139,77 @@ struct FrameGrabber {
             guard request.source.isRemote else {
                 throw FilmtoneError(.decodeFailed, "the source cannot seek to \(request.time.milliseconds) ms")
             }
-            return try readForward(pipeline, sink, deadline, skipper: skipper)
+            return try readForward(pipeline, sink, deadline, timeline: timeline, skipper: skipper)
         }
+        let target = timeline.streamTime(of: request.time)
         for flags in FrameRecipe.seekPlan(tolerance: request.tolerance) {
-            guard pipeline.seek(to: request.time, flags: flags) else {
+            guard pipeline.seek(to: target, flags: flags) else {
                 throw sourceFailure("seek to \(request.time.milliseconds) ms was refused")
             }
             sample = try waitAndPull(pipeline, sink, deadline, what: "frame at \(request.time.milliseconds) ms")
-            guard let stamped = sample.streamTime else { throw FilmtoneError(.decodeFailed, "frame has no timestamp") }
-            let time = FrameRecipe.unclippedStart(
-                time: stamped, duration: sample.duration, frameRate: sample.caps?.video?.frameRate ?? Fraction(0, 1))
-            if flags.contains(.accurate)
-                || FrameRecipe.accepts(
-                    frame: time, duration: sample.duration, target: request.time, tolerance: request.tolerance)
-            {
-                return try frame(from: sample, time: time, still: false, skipper: skipper)
+            var time = try realStart(of: sample, inputs: inputs)
+            if flags.contains(.accurate) {
+                if let earlier = FrameRecipe.droppedStart(
+                    after: time, target: target, inputs: inputs.snapshot.compactMap { sample.streamTime(of: $0.pts) })
+                {
+                    // The decoder dropped the picture on screen at the target as ending before it (its container
+                    // duration was too short): seek to that picture's own start, where it cannot be dropped.
+                    guard pipeline.seek(to: earlier, flags: flags) else {
+                        throw sourceFailure("seek to \(request.time.milliseconds) ms was refused")
+                    }
+                    sample = try waitAndPull(pipeline, sink, deadline, what: "frame at \(request.time.milliseconds) ms")
+                    time = try realStart(of: sample, inputs: inputs)
+                }
+                if FrameRecipe.needsNextFrame(start: time, target: target, tolerance: request.tolerance) {
+                    (sample, time) = try frameOnScreen(
+                        after: sample, start: time, target: target, pipeline, sink, deadline, inputs: inputs)
+                }
+                return try frame(from: sample, time: timeline.time(ofStreamTime: time), still: false, skipper: skipper)
+            }
+            if FrameRecipe.accepts(frame: time, duration: nil, target: target, tolerance: request.tolerance) {
+                return try frame(from: sample, time: timeline.time(ofStreamTime: time), still: false, skipper: skipper)
             }
         }
         throw FilmtoneError(.internalError, "seek plan ended without a frame")
+    }
+
+    /// The stream time a sample really starts at: its stamp, or the start the decoder clipped away
+    /// (`FrameRecipe.realStart`, from the pictures that entered the decoder).
+    private func realStart(of sample: Sample, inputs: DecoderInputs) throws -> ClockTime {
+        guard let pts = sample.presentationTimestamp, let stamped = sample.streamTime else {
+            throw FilmtoneError(.decodeFailed, "frame has no timestamp")
+        }
+        let end = sample.duration.map { ClockTime(nanoseconds: pts.nanoseconds + $0.nanoseconds) }
+        let start = FrameRecipe.realStart(pts: pts, end: end, inputs: inputs.snapshot)
+        return sample.streamTime(of: start) ?? stamped
+    }
+
+    /// After an accurate seek handed over a clipped frame: plays on (no clock: `sync=false`) and takes the next
+    /// frame for as long as it starts at or before the target (`FrameRecipe.nextReplaces`). The end of the
+    /// stream leaves the last frame on screen. Same deadline and cancellation as every wait.
+    private func frameOnScreen(
+        after prerolled: Sample, start: ClockTime, target: ClockTime, _ pipeline: Pipeline, _ sink: AppSink,
+        _ deadline: Deadline, inputs: DecoderInputs
+    ) throws -> (Sample, ClockTime) {
+        let what = "frame after \(request.time.milliseconds) ms"
+        var current = (sample: prerolled, start: start)
+        // Going to PLAYING renders the prerolled buffer again: the first sample pulled may be that one.
+        var skipRepeat = true
+        pipeline.play()
+        while true {
+            guard let next = try nextPlayingSample(pipeline, sink, deadline, what: what) else { return current }
+            if skipRepeat {
+                skipRepeat = false
+                if next.presentationTimestamp == prerolled.presentationTimestamp && next.duration == prerolled.duration
+                {
+                    continue
+                }
+            }
+            guard let stamped = next.streamTime, FrameRecipe.nextReplaces(next: stamped, target: target) else {
+                return current
+            }
+            current = (next, try realStart(of: next, inputs: inputs))
+        }
     }
 
     // MARK: - Steps
@@ -155,30 +217,25 @@ struct FrameGrabber {
     /// For a server that cannot seek: plays the pipeline from the start (no clock: `sync=false`) and takes the frame
     /// `FrameRecipe.forwardStep` picks, so exact times are what a seek would give. Errors, EOS, the deadline and
     /// cancellation end it; the bus is checked between 50 ms pulls.
-    private func readForward(_ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, skipper: ReferenceSkipper)
-        throws -> GrabbedFrame
-    {
+    private func readForward(
+        _ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, timeline: FrameRecipe.Timeline,
+        skipper: ReferenceSkipper
+    ) throws -> GrabbedFrame {
         let what = "frame at \(request.time.milliseconds) ms (reading forward: the server does not support Range)"
         pipeline.play()
         var previous: (sample: Sample, time: ClockTime)?
         while true {
-            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
-            if deadline.hasPassed { throw timedOut(what) }
-            if case .error(let cause)? = pipeline.bus.pop(timeout: .zero, kinds: [.error]) {
-                throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
-            }
-            guard let sample = sink.pullSample(timeout: deadline.remaining(cap: .milliseconds(50))) else {
-                guard sink.isEndOfStream else { continue }
+            guard let sample = try nextPlayingSample(pipeline, sink, deadline, what: what) else {
                 // The target lies after the last frame's start but before the stated duration: it is on screen.
                 if let previous {
                     return try frame(from: previous.sample, time: previous.time, still: false, skipper: skipper)
                 }
                 throw FilmtoneError(.decodeFailed, "no video frame could be decoded (\(what)): the stream ended first")
             }
-            guard let time = sample.streamTime else { continue }
+            guard let streamTime = sample.streamTime else { continue }
+            let time = timeline.time(ofStreamTime: streamTime)
             switch FrameRecipe.forwardStep(
-                frame: time, duration: sample.duration, hasPrevious: previous != nil, target: request.time,
-                tolerance: request.tolerance)
+                frame: time, hasPrevious: previous != nil, target: request.time, tolerance: request.tolerance)
             {
             case .take:
                 return try frame(from: sample, time: time, still: false, skipper: skipper)
@@ -190,6 +247,22 @@ struct FrameGrabber {
             case .keepReading:
                 previous = (sample, time)
             }
+        }
+    }
+
+    /// The next sample of the PLAYING pipeline; nil at EOS. An error on the bus, the deadline and cancellation end
+    /// the wait; the bus is checked between 50 ms pulls.
+    private func nextPlayingSample(_ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, what: String) throws
+        -> Sample?
+    {
+        while true {
+            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
+            if deadline.hasPassed { throw timedOut(what) }
+            if case .error(let cause)? = pipeline.bus.pop(timeout: .zero, kinds: [.error]) {
+                throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
+            }
+            if let sample = sink.pullSample(timeout: deadline.remaining(cap: .milliseconds(50))) { return sample }
+            if sink.isEndOfStream { return nil }
         }
     }
 

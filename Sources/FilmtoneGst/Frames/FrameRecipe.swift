@@ -51,19 +51,71 @@ enum FrameRecipe {
         return distance <= tolerance.nanoseconds
     }
 
-    /// The start of the frame a decoder handed over after an accurate seek. GstVideoDecoder clips the frame that
-    /// straddles the segment start: its PTS becomes the segment start and its duration shrinks, so the frame on
-    /// screen at 1010 ms (shown from 1000 ms) arrives stamped 1010 ms. Its end is not clipped, so with a
-    /// constant frame rate the true start is `end - 1/fps`. Without a frame rate (variable rate) the stamped
-    /// time is the best known.
-    static func unclippedStart(time: ClockTime, duration: ClockTime?, frameRate: Fraction) -> ClockTime {
-        guard let duration, frameRate.numerator > 0, frameRate.denominator > 0 else { return time }
-        let nominal = UInt64(1_000_000_000) * UInt64(frameRate.denominator) / UInt64(frameRate.numerator)
-        // Only a visibly shortened frame was clipped; allow a little rounding in muxed durations.
-        guard duration.nanoseconds + nominal / 20 < nominal else { return time }
-        let end = time.nanoseconds + duration.nanoseconds
-        return ClockTime(nanoseconds: end >= nominal ? end - nominal : 0)
+    // MARK: - Timeline
+
+    /// Every command's 0-based timeline: time 0 is the first video frame's start, as `probe`, ffmpeg's `-ss` and
+    /// players count. Demuxers disagree about where their stream time starts (an MPEG-TS at its first PTS, an
+    /// MP4 with an empty edit at the edit's end), so the first frame's stream time is the `origin`: reported
+    /// times have it taken off, seeks have it added back. A seek is a stream time for every demuxer tried
+    /// (qtdemux, matroskademux, tsdemux: tsdemux's segment after a seek says `start` = `time` = the position
+    /// sought, unlike its first segment), so the same origin serves both ways.
+    struct Timeline: Equatable {
+        var origin: ClockTime
+
+        /// The stream time of `time` on the 0-based timeline.
+        func streamTime(of time: ClockTime) -> ClockTime {
+            ClockTime(nanoseconds: origin.nanoseconds + time.nanoseconds)
+        }
+
+        /// The 0-based time of stream time `streamTime`; a time before the first frame is 0.
+        func time(ofStreamTime streamTime: ClockTime) -> ClockTime {
+            ClockTime(nanoseconds: streamTime > origin ? streamTime.nanoseconds - origin.nanoseconds : 0)
+        }
     }
+
+    // MARK: - The frame on screen
+
+    /// A picture as it entered the video decoder: its container timestamp and duration (if stated).
+    struct InputPicture: Equatable {
+        var pts: ClockTime
+        var duration: ClockTime?
+
+        var end: ClockTime? { duration.map { ClockTime(nanoseconds: pts.nanoseconds + $0.nanoseconds) } }
+    }
+
+    /// The real start of a decoded frame stamped `pts` and ending at `end`. GstVideoDecoder clips the frame that
+    /// straddles an accurate seek's segment start: its PTS becomes the segment start, its end is kept. The real
+    /// start is the PTS of the picture that went in with that end; without durations, the latest picture that
+    /// went in at or before the stamp. No frame-rate arithmetic: a variable-rate clip's average rate says nothing
+    /// about one frame (it put a frame at 1000 ms at 988). Nothing known: the stamp is the best there is.
+    static func realStart(pts: ClockTime, end: ClockTime?, inputs: [InputPicture]) -> ClockTime {
+        let candidates = inputs.filter { $0.pts <= pts }
+        if let end, let same = candidates.filter({ $0.end == end }).map(\.pts).max() { return same }
+        return candidates.map(\.pts).max() ?? pts
+    }
+
+    /// Whether a frame from an accurate seek must be checked against the next one before it is taken: it was
+    /// clipped (it starts before the target) by more than the tolerance. Its own duration cannot tell whether it
+    /// is still on screen at the target: containers with millisecond timestamps (Matroska, WebM) give a frame
+    /// at 967 ms an end of 1000.33 ms while the next starts at 1000, so the decoder clips the frame before the
+    /// one that starts exactly at the target and hands it over first. Only the next frame's start tells.
+    static func needsNextFrame(start: ClockTime, target: ClockTime, tolerance: ClockTime) -> Bool {
+        start < target && target.nanoseconds - start.nanoseconds > tolerance.nanoseconds
+    }
+
+    /// After an accurate seek to `target` handed over a frame starting at `start`, later than the target: the
+    /// start of a picture that entered the decoder at or before the target but never came out, if any. The
+    /// decoder drops pictures it believes end before the segment start, and believes their container duration:
+    /// in an MP4 with B-frames and a variable rate that is the decode-time step (1 ms for the first frames of
+    /// an ffmpeg VFR clip), so the frame on screen at the target is dropped. Seeking to this start gets it.
+    static func droppedStart(after start: ClockTime, target: ClockTime, inputs: [ClockTime]) -> ClockTime? {
+        guard start > target else { return nil }
+        return inputs.filter { $0 <= target }.max()
+    }
+
+    /// Whether the next decoded frame, stamped `next`, replaces the current one: it starts at or before the
+    /// target, so the current one is not on screen there.
+    static func nextReplaces(next: ClockTime, target: ClockTime) -> Bool { next <= target }
 
     /// What to do with a frame met while reading forward (a remote source that cannot seek), frames arriving in
     /// order from the start.
@@ -76,13 +128,15 @@ enum FrameRecipe {
         case keepReading
     }
 
-    /// The rule for reading forward: a frame `accepts` allows is taken; the first frame that starts after the
-    /// target means the one before it is the frame on screen at the target (or, when there is none, the stream
-    /// starts after the target and this first frame is the nearest); anything earlier is read past.
-    static func forwardStep(
-        frame: ClockTime, duration: ClockTime?, hasPrevious: Bool, target: ClockTime, tolerance: ClockTime
-    ) -> ForwardStep {
-        if accepts(frame: frame, duration: duration, target: target, tolerance: tolerance) { return .take }
+    /// The rule for reading forward: a frame that starts at the target or within the tolerance of it is taken;
+    /// the first frame that starts after the target means the one before it is the frame on screen at the target
+    /// (or, when there is none, the stream starts after the target and this first frame is the nearest); anything
+    /// earlier is read past. A frame's own duration is not trusted to say it is on screen (see
+    /// `needsNextFrame`): the next frame's start says it.
+    static func forwardStep(frame: ClockTime, hasPrevious: Bool, target: ClockTime, tolerance: ClockTime)
+        -> ForwardStep
+    {
+        if accepts(frame: frame, duration: nil, target: target, tolerance: tolerance) { return .take }
         if frame > target { return hasPrevious ? .takePrevious : .take }
         return .keepReading
     }

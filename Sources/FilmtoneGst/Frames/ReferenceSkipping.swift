@@ -108,7 +108,7 @@ final class ReferenceSkipper: Sendable {
             let fields = caps.h264Fields
             let framing = fields.map { H264AccessUnit.framing(streamFormat: $0.streamFormat, codecData: $0.codecData) }
             state.withLock { $0.framing = framing ?? nil }
-        case .segment(let start, let rate):
+        case .segment(let start, _, let rate):
             state.withLock {
                 $0.segmentStart = start
                 $0.forward = rate > 0
@@ -123,7 +123,7 @@ final class ReferenceSkipper: Sendable {
             else { return .pass }
             state.withLock { $0.skipped += 1 }
             return .drop
-        case .endOfStream, .otherEvent:
+        case .endOfStream, .gap, .otherEvent:
             break
         }
         return .pass

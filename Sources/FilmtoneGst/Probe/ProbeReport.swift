@@ -14,6 +14,11 @@ public struct ProbeReport: Equatable, Sendable {
     public var audio: AudioStreamReport?
     /// nil only when there is no video stream.
     public var inputTransform: InputTransform?
+    /// Where the 0-based timeline starts in the source's own stream time: the first video frame's (else the
+    /// first audio buffer's) stream time. 1.4 s for an ffmpeg MPEG-TS, the empty edit of an offset MP4, zero for
+    /// most files. Every time ftgst reads or reports counts from it (`durationMs` is the span after it); an
+    /// export adds it to its cut points. Not printed: the JSON speaks the 0-based timeline only.
+    public var timelineStart: Duration = .zero
 
     public init(
         container: String?, isImage: Bool, durationMilliseconds: Int64?, video: VideoStreamReport?,

@@ -19,6 +19,8 @@ struct StreamObservation: Equatable {
     var frames: Int64? = nil
     /// The duration of this stream in TIME.
     var durationNanoseconds: UInt64? = nil
+    /// The stream time of its first buffer: where its timeline starts (`ProbeRules.timelineStart`).
+    var firstNanoseconds: UInt64? = nil
 
     var isVideo: Bool { caps.name.hasPrefix("video/") || caps.name.hasPrefix("image/") }
     var isAudio: Bool { caps.name.hasPrefix("audio/") }
@@ -52,14 +54,46 @@ enum ProbeRules {
         let audioStream = observation.streams.first(where: \.isAudio)
         guard videoStream != nil || audioStream != nil else { return nil }
         let isImage = isImage(container: observation.containerCaps, video: videoStream?.caps)
-        let video = videoStream.map { videoReport($0, isImage: isImage) }
-        return ProbeReport(
+        let start = isImage ? 0 : ((videoStream ?? audioStream)?.firstNanoseconds ?? 0)
+        let duration =
+            isImage
+            ? nil
+            : observation.durationNanoseconds.map {
+                contentDuration(reported: $0, start: start, container: observation.containerCaps)
+            }
+        let video = videoStream.map { videoReport($0, isImage: isImage, container: observation.containerCaps) }
+        var report = ProbeReport(
             container: observation.containerCaps.map(containerName),
             isImage: isImage,
-            durationMilliseconds: isImage ? nil : observation.durationNanoseconds.map { Int64($0 / 1_000_000) },
+            durationMilliseconds: duration.map { Int64($0 / 1_000_000) },
             video: video,
             audio: audioStream.map { audioReport($0.caps) },
             inputTransform: video.map { inputTransform(colorimetry: $0.colorimetry, isImage: isImage) })
+        report.timelineStart = .nanoseconds(Int64(start))
+        return report
+    }
+
+    // MARK: - Timeline
+
+    /// The stream time of a buffer stamped `pts` in `segment` (`gst_segment_to_stream_time` for a forward
+    /// segment); before the segment's start it counts back from `time`, never below 0. No segment: the PTS.
+    static func streamTime(pts: ClockTime, segment: (start: ClockTime, time: ClockTime)?) -> ClockTime {
+        guard let segment else { return pts }
+        if pts >= segment.start {
+            return ClockTime(nanoseconds: pts.nanoseconds - segment.start.nanoseconds + segment.time.nanoseconds)
+        }
+        let before = segment.start.nanoseconds - pts.nanoseconds
+        return ClockTime(nanoseconds: segment.time.nanoseconds > before ? segment.time.nanoseconds - before : 0)
+    }
+
+    /// The duration on the 0-based timeline (time 0 = the first frame, `start` in stream time). qtdemux and
+    /// matroskademux answer the stream time of the end (an MP4 with a 10 s empty edit and 3 s of frames says
+    /// 13 s), so the start is taken off. tsdemux answers a length already: its stream time starts at the first
+    /// PCR, ahead of the first frame by the muxer's delay, and its duration is the span of PCRs, which trail
+    /// the frames by that same delay.
+    static func contentDuration(reported: UInt64, start: UInt64, container: CapsStructure?) -> UInt64 {
+        if container?.name == "video/mpegts" { return reported }
+        return reported > start ? reported - start : reported
     }
 
     /// A still image: the type finder saw an image format (`image/jpeg`, `image/png`…). Without a type (it was
@@ -70,7 +104,10 @@ enum ProbeRules {
         return (video.fraction("framerate")?.numerator ?? 0) == 0
     }
 
-    static func videoReport(_ stream: StreamObservation, isImage: Bool) -> VideoStreamReport {
+    /// `container`: the type finder's caps, for `contentDuration` of the stream.
+    static func videoReport(_ stream: StreamObservation, isImage: Bool, container: CapsStructure? = nil)
+        -> VideoStreamReport
+    {
         let caps = stream.caps
         let width = caps.int("width") ?? 0
         let height = caps.int("height") ?? 0
@@ -90,7 +127,9 @@ enum ProbeRules {
             frameRate: isImage ? nil : rate?.description,
             frameCount: frameCount(
                 isImage: isImage, reportedFrames: stream.frames,
-                durationNanoseconds: stream.durationNanoseconds, frameRate: rate),
+                durationNanoseconds: stream.durationNanoseconds.map {
+                    contentDuration(reported: $0, start: stream.firstNanoseconds ?? 0, container: container)
+                }, frameRate: rate),
             bitDepth: caps.int("bit-depth-luma") ?? header?.bitDepth ?? codecSampling(caps)?.bitDepth,
             chromaFormat: chromaFormat(caps) ?? header?.chromaFormat ?? codecSampling(caps)?.chromaFormat,
             colorimetry: colorimetry,

@@ -53,8 +53,11 @@ private final class StreamCollector: Sendable {
     final class Stream: Sendable {
         let sinkPad: Pad
         let sink: Element
-        /// Whether the caps are a still image's, and if so its first bytes.
-        private let state = Mutex<(isImage: Bool, bytes: [UInt8]?)>((false, nil))
+        /// Whether the caps are a still image's, and if so its first bytes; the latest segment's start and time,
+        /// and the stream time where the data starts.
+        private let state = Mutex<
+            (isImage: Bool, bytes: [UInt8]?, segment: (start: ClockTime, time: ClockTime)?, first: ClockTime?)
+        >((false, nil, nil, nil))
 
         init(sinkPad: Pad, sink: Element) {
             self.sinkPad = sinkPad
@@ -67,16 +70,35 @@ private final class StreamCollector: Sendable {
             case .caps(let caps):
                 let isImage = (caps.firstStructure?.name ?? "").hasPrefix("image/")
                 state.withLock { $0.isImage = isImage }
+            case .segment(let start, let time, _):
+                state.withLock { $0.segment = (start, time) }
+            case .gap(let start, let duration):
+                // A leading gap (an MP4's empty edit) prerolls the sink without a buffer: the data starts at its
+                // end.
+                let end = ClockTime(nanoseconds: start.nanoseconds + (duration?.nanoseconds ?? 0))
+                state.withLock { state in
+                    if state.first == nil { state.first = ProbeRules.streamTime(pts: end, segment: state.segment) }
+                }
             case .buffer(let buffer):
-                guard state.withLock({ $0.isImage && $0.bytes == nil }) else { return }
+                let wantsBytes = state.withLock { state in
+                    if state.first == nil, let pts = buffer.presentationTimestamp {
+                        state.first = ProbeRules.streamTime(pts: pts, segment: state.segment)
+                    }
+                    return state.isImage && state.bytes == nil
+                }
+                guard wantsBytes else { return }
                 let copy = buffer.withBytes { Array($0.prefix(ProbeRules.headerBytes)) } ?? []
                 state.withLock { $0.bytes = copy }
-            case .segment, .endOfStream, .otherEvent:
+            case .endOfStream, .otherEvent:
                 break
             }
         }
 
         var header: [UInt8] { state.withLock { $0.bytes ?? [] } }
+
+        /// The stream time where the stream's data starts: its first buffer (in decode order: a keyframe, the
+        /// first frame shown) or the end of a leading gap.
+        var firstTime: ClockTime? { state.withLock { $0.first } }
     }
 
     private let state = Mutex<(streams: [Stream], typeCaps: CapsStructure?)>(([], nil))
@@ -165,7 +187,8 @@ struct Prober {
                 return StreamObservation(
                     caps: caps, tags: stream.sinkPad.stickyTags, header: stream.header,
                     frames: stream.sinkPad.peerDuration(.units),
-                    durationNanoseconds: stream.sinkPad.peerDuration(.time).map { UInt64($0) })
+                    durationNanoseconds: stream.sinkPad.peerDuration(.time).map { UInt64($0) },
+                    firstNanoseconds: stream.firstTime?.nanoseconds)
             },
             durationNanoseconds: pipeline.duration()?.nanoseconds)
         guard let report = ProbeRules.report(from: observation) else {

@@ -1,0 +1,58 @@
+import Foundation
+import GstKit
+import Synchronization
+
+/// Remembers the timestamps of the pictures entering the video decoder since its last segment (a flushing seek
+/// starts a new one), so that a frame the decoder clipped gets its real start back (`FrameRecipe.realStart`).
+/// Written on the decoder's streaming thread, read by the grabber.
+final class DecoderInputs: Sendable {
+    /// A bound on what is kept: a seek decodes from the keyframe before the target, so one GOP's worth.
+    static let limit = 4096
+
+    /// libav's decoders' switch for pictures decoded with missing references.
+    static let corruptOutputProperty = "output-corrupt"
+
+    private let pictures = Mutex<[FrameRecipe.InputPicture]>([])
+
+    /// Watches a pipeline for its video decoder and records what enters it. `jpegdec` (a mezzanine's MJPEG, a
+    /// Motion JPEG clip) is classed `Codec/Decoder/Image`.
+    ///
+    /// The decoder is also told not to hand over corrupt pictures (libav's `output-corrupt`): tsdemux answers a
+    /// `KEY_UNIT` seek with whatever picture follows its PCR estimate, not a keyframe (a P-frame 1.2 s into the
+    /// TS fixture for a seek to 2.99 s, which h264parse even flags as a keyframe), and that picture decodes
+    /// without its references. Dropped instead, the decoder goes on to the next real keyframe.
+    func attach(to pipeline: Pipeline) {
+        pipeline.element.onDeepElementAdded { [self] element in
+            let klass = element.factoryKlass
+            guard klass.contains("Decoder/Video") || klass.contains("Decoder/Image"),
+                let pad = element.staticPad("sink")
+            else { return }
+            if element.hasProperty(Self.corruptOutputProperty) {
+                try? element.setProperty(Self.corruptOutputProperty, .bool(false))
+            }
+            pad.onData { [self] item in
+                record(item)
+                return .pass
+            }
+        }
+    }
+
+    private func record(_ item: PadItem) {
+        switch item {
+        case .segment:
+            pictures.withLock { $0.removeAll(keepingCapacity: true) }
+        case .buffer(let buffer):
+            guard let pts = buffer.presentationTimestamp else { return }
+            let picture = FrameRecipe.InputPicture(pts: pts, duration: buffer.duration)
+            pictures.withLock {
+                if $0.count >= Self.limit { $0.removeFirst($0.count / 2) }
+                $0.append(picture)
+            }
+        case .caps, .gap, .endOfStream, .otherEvent:
+            break
+        }
+    }
+
+    /// The pictures seen since the last segment, in the order they entered.
+    var snapshot: [FrameRecipe.InputPicture] { pictures.withLock { $0 } }
+}
