@@ -180,13 +180,16 @@ struct Prober {
             isCancelled: isCancelled)
 
         let (streams, typeCaps) = collector.snapshot
+        let isGIF = typeCaps?.name == "image/gif"
         let observation = ProbeObservation(
             containerCaps: typeCaps,
             streams: streams.compactMap { stream in
                 guard let caps = stream.sinkPad.currentCaps?.firstStructure else { return nil }
                 return StreamObservation(
                     caps: caps, tags: stream.sinkPad.stickyTags, header: stream.header,
-                    frames: stream.sinkPad.peerDuration(.units),
+                    // gst-libav's GIF demuxer answers a frame-count query by dividing by a zero rate
+                    // (GStreamer-CRITICAL on stderr): a GIF is not asked (it is reported as a photo, one frame).
+                    frames: isGIF ? nil : stream.sinkPad.peerDuration(.units),
                     durationNanoseconds: stream.sinkPad.peerDuration(.time).map { UInt64($0) },
                     firstNanoseconds: stream.firstTime?.nanoseconds)
             },
