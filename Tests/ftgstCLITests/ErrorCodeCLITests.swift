@@ -82,6 +82,23 @@ final class ErrorCodeCLITests: XCTestCase {
         }
     }
 
+    // MARK: - Damaged sources
+
+    /// A clip whose index gives every frame the same time (zero-stts.mp4) decodes, but no muxer can write its
+    /// frames: the export said `WRITE_FAILED` "Could not multiplex stream", sending the user to check the disk.
+    /// It is the source: `DECODE_FAILED`, saying so, and nothing at OUT.
+    func testAnExportOfFramesThatCannotBeMuxedIsDecodeFailed() throws {
+        let out = path("z.mp4")
+        let result = try Run.ftgst(
+            ["export", try TestEnvironment.fixture("zero-stts.mp4"), "-o", out, "--workspace", path("ws")])
+        assertFailure(result, code: "DECODE_FAILED", status: 68)
+        XCTAssertTrue(result.stderr.contains("timestamps are broken"), result.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: path("")).filter { $0.hasPrefix(".z.mp4") }, [],
+            "a staged file was left")
+    }
+
     // MARK: - Mezzanine folders that cannot be written
 
     /// A mezzanine folder that cannot be written is `WRITE_FAILED`, never another code. Tests run as root, for whom

@@ -458,9 +458,19 @@ struct ExportRun {
     }
 
     /// Errors from the encoding half (encoders, muxers, the file sink) are `WRITE_FAILED`; the decoding half
-    /// is classified as for thumbnails.
+    /// is classified as for thumbnails. A muxer's stream error ("Could not multiplex stream") is the source's
+    /// fault, not the disk's: frames whose timestamps cannot be written (a damaged index gives them all one time)
+    /// are `DECODE_FAILED`.
     static func classify(_ cause: FilmtoneError.GStreamerCause, remote: Bool) -> FilmtoneError {
         let klass = cause.factory.map(Element.factoryKlass(named:)) ?? ""
+        if klass.contains("Muxer"), cause.domain == "stream" {
+            var error = ErrorClassifier.classify(cause, remote: remote)
+            error.code = .decodeFailed
+            error.message =
+                "the source's frames cannot be written in order (their timestamps are broken: a damaged file?): "
+                + error.message
+            return error
+        }
         if klass.contains("Encoder") || klass.contains("Muxer") || klass.contains("Sink") {
             var error = ErrorClassifier.classify(cause, remote: remote)
             error.code = .writeFailed
