@@ -10,7 +10,7 @@ TEST_PLUGIN_DIR := .build/gst-plugins-debug
 .PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine clean
 
 # What `swift format` formats and lints, with the checked-in .swift-format (4 spaces, 120 columns).
-SWIFT_SOURCES := Package.swift Sources Tests
+SWIFT_SOURCES := Package.swift Sources Plugins Tests
 
 deps:
 	@scripts/deps

@@ -35,7 +35,7 @@ func runCommand(_ words: [String]) async throws {
     case "share": try await ShareCommand.run(rest)
     case "mezzanine": try await MezzanineCommand.run(rest)
     case "--version", "version":
-        print("ftgst \(FilmtoneVersion.string) (\(FilmtoneRuntime.gstreamerVersion))")
+        print("ftgst \(FilmtoneVersion.string) (commit \(BuildInfo.commit), \(FilmtoneRuntime.gstreamerVersion))")
     case "--help", "-h", "help": print(topLevelHelp)
     default:
         let commands: Set<String> = [
