@@ -7,7 +7,8 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine clean
+.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine clean \
+	man completions share
 
 # What `swift format` formats and lints, with the checked-in .swift-format (4 spaces, 120 columns).
 SWIFT_SOURCES := Package.swift Sources Plugins Tests
@@ -29,6 +30,25 @@ release: deps
 	swift build -c release
 	swift build -c release --product gstfilmtone
 	@mkdir -p $(PLUGIN_DIR) && cp .build/release/libgstfilmtone.so $(PLUGIN_DIR)/
+
+# The man page and the shell completions, printed by the built ftgst from the tables its --help comes from, at the
+# paths `make install` copies from (each written beside its target, then renamed: never a half file).
+SHARE := .build/share
+MAN_PAGE := $(SHARE)/man/man1/ftgst.1
+COMPLETIONS := $(SHARE)/bash-completion/completions/ftgst $(SHARE)/zsh/site-functions/_ftgst \
+	$(SHARE)/fish/vendor_completions.d/ftgst.fish
+
+share: man completions
+
+man: build
+	@mkdir -p $(dir $(MAN_PAGE))
+	.build/debug/ftgst man > $(MAN_PAGE).tmp && mv $(MAN_PAGE).tmp $(MAN_PAGE)
+
+completions: build
+	@mkdir -p $(foreach f,$(COMPLETIONS),$(dir $(f)))
+	.build/debug/ftgst completion bash > $(word 1,$(COMPLETIONS)).tmp && mv $(word 1,$(COMPLETIONS)).tmp $(word 1,$(COMPLETIONS))
+	.build/debug/ftgst completion zsh > $(word 2,$(COMPLETIONS)).tmp && mv $(word 2,$(COMPLETIONS)).tmp $(word 2,$(COMPLETIONS))
+	.build/debug/ftgst completion fish > $(word 3,$(COMPLETIONS)).tmp && mv $(word 3,$(COMPLETIONS)).tmp $(word 3,$(COMPLETIONS))
 
 fixtures: deps
 	@scripts/fixtures $(FIXTURES)
