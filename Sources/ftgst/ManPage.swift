@@ -92,8 +92,16 @@ enum ManPage {
         return capital.hasSuffix(".") ? capital : capital + "."
     }
 
-    /// Text safe on a roff text line: backslashes and minus signs escaped, anything outside ASCII as `\[uXXXX]`, a
-    /// leading `.` or `'` (a request) neutralised.
+    /// The characters outside ASCII the texts use, as groff's named characters (or plain ASCII), which every output
+    /// device has: `man` in a C locale renders for the ascii device, which has no glyph for `\[u2026]`.
+    private static let named: [UInt32: String] = [
+        0x2026: "...", 0x2014: "\\(em", 0x2013: "\\(en", 0x2192: "\\(->", 0x2190: "\\(<-", 0x00D7: "\\(mu",
+        0x2264: "\\(<=", 0x2265: "\\(>=", 0x2018: "\\(oq", 0x2019: "\\(cq", 0x201C: "\\(lq", 0x201D: "\\(rq",
+        0x00B2: "\\(S2", 0x00B3: "\\(S3", 0x00B0: "\\(de", 0x00B1: "\\(+-", 0x2248: "\\(~~", 0x00A0: "\\~",
+    ]
+
+    /// Text safe on a roff text line: backslashes and minus signs escaped, the characters outside ASCII as groff's
+    /// named ones (`named`) or else `\[uXXXX]`, a leading `.` or `'` (a request) neutralised.
     static func roff(_ text: String) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
@@ -101,6 +109,7 @@ enum ManPage {
             case "\\": out += "\\e"
             case "-": out += "\\-"
             case ",": out += ",\\:"  // a place to break a long JSON shape
+            case _ where named[scalar.value] != nil: out += named[scalar.value]!
             case _ where scalar.value > 0x7E || scalar.value < 0x20:
                 out += "\\[u" + String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4) + "]"
             default: out.unicodeScalars.append(scalar)

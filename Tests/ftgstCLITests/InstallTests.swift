@@ -178,4 +178,44 @@ final class InstallTests: XCTestCase {
             try Data(contentsOf: home.appendingPathComponent("q.png")))
         XCTAssertEqual(reference.status, 0)
     }
+
+    /// `man ftgst` finds the installed page under the prefix's man folder, and it renders.
+    func testManFindsTheInstalledPage() throws {
+        let page = stage.appendingPathComponent("usr/share/man/man1/ftgst.1.gz")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: page.path))
+        let man = try run(
+            ["man", "--warnings", "ftgst"],
+            ["MANPATH": stage.appendingPathComponent("usr/share/man").path, "MANPAGER": "cat", "MANWIDTH": "80"])
+        XCTAssertEqual(man.status, 0, man.stderr)
+        XCTAssertEqual(man.stderr, "")
+        for section in ["NAME", "SYNOPSIS", "EXIT STATUS", "ftgst export", "--preset"] {
+            XCTAssertTrue(man.stdout.contains(section), "man ftgst lacks \(section)")
+        }
+    }
+
+    /// The installed bash completion, loaded as bash-completion loads it (by command name, from the prefix's
+    /// completions folder), completes `ftgst ex<TAB>` and the installed presets.
+    func testTheInstalledBashCompletionCompletes() throws {
+        let script = stage.appendingPathComponent("usr/share/bash-completion/completions/ftgst")
+        let program = #"""
+            source "$1" || exit 3
+            shift
+            handler=$(complete -p ftgst | sed -n 's/.*-F \([^ ]*\).*/\1/p')
+            [ -n "$handler" ] || exit 4
+            COMP_WORDS=("$@")
+            COMP_CWORD=$(( $# - 1 ))
+            COMPREPLY=()
+            "$handler" ftgst "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+            (( ${#COMPREPLY[@]} )) && printf '%s\n' "${COMPREPLY[@]}"
+            exit 0
+            """#
+        func complete(_ words: [String]) throws -> [String] {
+            let result = try run(
+                ["bash", "--norc", "--noprofile", "-c", program, "bash", script.path, "ftgst"] + words)
+            XCTAssertEqual(result.status, 0, "\(words): \(result.stderr)")
+            return result.stdout.split(separator: "\n").map(String.init).sorted()
+        }
+        XCTAssertEqual(try complete(["ex"]), ["export"])
+        XCTAssertTrue(try complete(["export", "--preset", ""]).contains("h264-mp4"))
+    }
 }
