@@ -7,10 +7,11 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine clean
+.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine \
+	man completions share install uninstall stage deb clean
 
 # What `swift format` formats and lints, with the checked-in .swift-format (4 spaces, 120 columns).
-SWIFT_SOURCES := Package.swift Sources Tests
+SWIFT_SOURCES := Package.swift Sources Plugins Tests
 
 deps:
 	@scripts/deps
@@ -25,10 +26,36 @@ build: deps
 plugin: release
 	@echo "plugin: $(PLUGIN_DIR)/libgstfilmtone.so (GST_PLUGIN_PATH=$(CURDIR)/$(PLUGIN_DIR) gst-inspect-1.0 ftlut)"
 
+# Release builds carry the Swift runtime inside (static stdlib, Foundation included), so the binary and the plugin
+# run where GStreamer is installed but no Swift toolchain is (README: what they need at run time). The toolchain's
+# static libraries are beside its `swift`; a shared library needs their folder named for the link.
+SWIFT_STATIC := $(shell cd "$$(dirname "$$(readlink -f "$$(command -v swift)")")/../lib/swift_static/linux" 2>/dev/null && pwd)
+RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -static-stdlib -Xlinker -L$(SWIFT_STATIC)
+
 release: deps
-	swift build -c release
-	swift build -c release --product gstfilmtone
+	swift build $(RELEASE_FLAGS) --product ftgst
+	swift build $(RELEASE_FLAGS) --product ftgst-bench
+	swift build $(RELEASE_FLAGS) --product gstfilmtone
 	@mkdir -p $(PLUGIN_DIR) && cp .build/release/libgstfilmtone.so $(PLUGIN_DIR)/
+
+# The man page and the shell completions, printed by the built ftgst from the tables its --help comes from, at the
+# paths `make install` copies from (each written beside its target, then renamed: never a half file).
+SHARE := .build/share
+MAN_PAGE := $(SHARE)/man/man1/ftgst.1
+COMPLETIONS := $(SHARE)/bash-completion/completions/ftgst $(SHARE)/zsh/site-functions/_ftgst \
+	$(SHARE)/fish/vendor_completions.d/ftgst.fish
+
+share: man completions
+
+man: build
+	@mkdir -p $(dir $(MAN_PAGE))
+	.build/debug/ftgst man > $(MAN_PAGE).tmp && mv $(MAN_PAGE).tmp $(MAN_PAGE)
+
+completions: build
+	@mkdir -p $(foreach f,$(COMPLETIONS),$(dir $(f)))
+	.build/debug/ftgst completion bash > $(word 1,$(COMPLETIONS)).tmp && mv $(word 1,$(COMPLETIONS)).tmp $(word 1,$(COMPLETIONS))
+	.build/debug/ftgst completion zsh > $(word 2,$(COMPLETIONS)).tmp && mv $(word 2,$(COMPLETIONS)).tmp $(word 2,$(COMPLETIONS))
+	.build/debug/ftgst completion fish > $(word 3,$(COMPLETIONS)).tmp && mv $(word 3,$(COMPLETIONS)).tmp $(word 3,$(COMPLETIONS))
 
 fixtures: deps
 	@scripts/fixtures $(FIXTURES)
@@ -41,10 +68,12 @@ format:
 lint:
 	swift format lint --strict --recursive --parallel $(SWIFT_SOURCES)
 
-# The whole suite: the lint, unit tests, in-process GStreamer tests, and end-to-end tests of the built CLI binary.
-test: lint build fixtures
+# The whole suite: the lint, unit tests, in-process GStreamer tests, end-to-end tests of the built CLI binary, and
+# of the staged install (the release build, installed under .build/stage as the .deb holds it).
+test: lint build fixtures stage
 	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst \
-	FTGST_PLUGIN_DIR=$(CURDIR)/$(TEST_PLUGIN_DIR) swift test --disable-swift-testing $(SWIFT_TEST_FLAGS)
+	FTGST_PLUGIN_DIR=$(CURDIR)/$(TEST_PLUGIN_DIR) FTGST_STAGE=$(CURDIR)/$(STAGE) \
+	swift test --disable-swift-testing $(SWIFT_TEST_FLAGS)
 
 # Runs the main jobs on a generated sample and prints where the outputs are.
 demo: release
@@ -68,6 +97,71 @@ bench-export: release
 # Exact-time previews of a 60 s 1080p long-GOP clip, from the source and from its mezzanine (bench/README.md).
 bench-mezzanine: release
 	bench/mezzanine.sh
+
+# Installing. `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a tree; without DESTDIR it installs for real.
+# The GStreamer plugin goes where GStreamer looks under that prefix (/usr: plain gst-inspect-1.0 finds it; other
+# prefixes: GST_PLUGIN_PATH=$(PREFIX)/lib/<multiarch>/gstreamer-1.0). Presets are compiled into the binary, so the
+# tree works wherever PREFIX points; share/ftgst/presets holds the same files to copy for `--presets DIR`.
+PREFIX ?= /usr/local
+DESTDIR ?=
+MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null || dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
+BINDIR = $(PREFIX)/bin
+GST_PLUGINDIR = $(PREFIX)/lib/$(MULTIARCH)/gstreamer-1.0
+DATADIR = $(PREFIX)/share
+DOCDIR = $(DATADIR)/doc/ftgst
+MAN1DIR = $(DATADIR)/man/man1
+# Where each shell looks for completions under the prefix: bash-completion and fish search
+# <XDG data dir>/…; Debian's zsh reads vendor-completions under /usr and site-functions elsewhere.
+BASH_COMPLETIONDIR = $(DATADIR)/bash-completion/completions
+ZSH_COMPLETIONDIR = $(DATADIR)/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
+FISH_COMPLETIONDIR = $(DATADIR)/fish/vendor_completions.d
+PRESET_FILES := $(notdir $(wildcard pipelines/presets/*.preset))
+DOC_FILES := README.md $(addprefix docs/,$(notdir $(wildcard docs/*.md)))
+
+# The man page and completions are printed by the release binary being installed (the same tables as its --help).
+install: release
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(GST_PLUGINDIR)" "$(DESTDIR)$(DATADIR)/ftgst/presets" \
+		"$(DESTDIR)$(DOCDIR)" "$(DESTDIR)$(MAN1DIR)" "$(DESTDIR)$(BASH_COMPLETIONDIR)" \
+		"$(DESTDIR)$(ZSH_COMPLETIONDIR)" "$(DESTDIR)$(FISH_COMPLETIONDIR)"
+	install -m 755 --strip .build/release/ftgst "$(DESTDIR)$(BINDIR)/ftgst"
+	install -m 644 .build/release/libgstfilmtone.so "$(DESTDIR)$(GST_PLUGINDIR)/libgstfilmtone.so"
+	strip --strip-unneeded "$(DESTDIR)$(GST_PLUGINDIR)/libgstfilmtone.so"
+	install -m 644 $(addprefix pipelines/presets/,$(PRESET_FILES)) "$(DESTDIR)$(DATADIR)/ftgst/presets/"
+	install -m 644 $(DOC_FILES) "$(DESTDIR)$(DOCDIR)/"
+	.build/release/ftgst man | gzip -n9 > "$(DESTDIR)$(MAN1DIR)/ftgst.1.gz.tmp"
+	mv "$(DESTDIR)$(MAN1DIR)/ftgst.1.gz.tmp" "$(DESTDIR)$(MAN1DIR)/ftgst.1.gz"
+	.build/release/ftgst completion bash > "$(DESTDIR)$(BASH_COMPLETIONDIR)/ftgst.tmp"
+	mv "$(DESTDIR)$(BASH_COMPLETIONDIR)/ftgst.tmp" "$(DESTDIR)$(BASH_COMPLETIONDIR)/ftgst"
+	.build/release/ftgst completion zsh > "$(DESTDIR)$(ZSH_COMPLETIONDIR)/_ftgst.tmp"
+	mv "$(DESTDIR)$(ZSH_COMPLETIONDIR)/_ftgst.tmp" "$(DESTDIR)$(ZSH_COMPLETIONDIR)/_ftgst"
+	.build/release/ftgst completion fish > "$(DESTDIR)$(FISH_COMPLETIONDIR)/ftgst.fish.tmp"
+	mv "$(DESTDIR)$(FISH_COMPLETIONDIR)/ftgst.fish.tmp" "$(DESTDIR)$(FISH_COMPLETIONDIR)/ftgst.fish"
+
+# Removes exactly the files `install` writes (by name), then the folders that are ftgst's own if they are empty.
+uninstall:
+	rm -f "$(DESTDIR)$(BINDIR)/ftgst" "$(DESTDIR)$(GST_PLUGINDIR)/libgstfilmtone.so" \
+		$(addprefix "$(DESTDIR)$(DATADIR)/ftgst/presets/,$(addsuffix ",$(PRESET_FILES))) \
+		$(addprefix "$(DESTDIR)$(DOCDIR)/,$(addsuffix ",$(notdir $(DOC_FILES)))) \
+		"$(DESTDIR)$(MAN1DIR)/ftgst.1.gz" "$(DESTDIR)$(BASH_COMPLETIONDIR)/ftgst" \
+		"$(DESTDIR)$(ZSH_COMPLETIONDIR)/_ftgst" "$(DESTDIR)$(FISH_COMPLETIONDIR)/ftgst.fish"
+	-rmdir "$(DESTDIR)$(DATADIR)/ftgst/presets" "$(DESTDIR)$(DATADIR)/ftgst" "$(DESTDIR)$(DOCDIR)" 2>/dev/null
+
+# The tree a package holds, under .build/stage (PREFIX=/usr), which the install test checks. A second staged
+# install is uninstalled at once: `make uninstall` must leave no file behind.
+STAGE := .build/stage
+stage:
+	rm -rf $(STAGE) $(STAGE)-uninstalled
+	$(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(CURDIR)/$(STAGE)
+	@$(MAKE) --no-print-directory install PREFIX=/usr DESTDIR=$(CURDIR)/$(STAGE)-uninstalled >/dev/null
+	@$(MAKE) --no-print-directory uninstall PREFIX=/usr DESTDIR=$(CURDIR)/$(STAGE)-uninstalled >/dev/null
+	@left=$$(find $(STAGE)-uninstalled -type f); \
+		[ -z "$$left" ] || { echo "make uninstall left files behind: $$left" >&2; exit 1; }
+	@rm -rf $(STAGE)-uninstalled && echo "stage: $(STAGE) (make uninstall removes every file)"
+
+# A Debian package of the staged tree: scripts/deb writes DEBIAN/control (Depends derived with dpkg -S from what
+# ldd and the pipelines load) and builds .build/ftgst_VERSION_ARCH.deb with dpkg-deb.
+deb: stage
+	scripts/deb $(STAGE) .build
 
 clean:
 	rm -rf .build demo-out

@@ -50,7 +50,9 @@ let package = Package(
             name: "FilmtoneGst",
             dependencies: ["FilmtoneCore", "FilmtoneLooks", "GstKit", "FilmtoneElements", "ImageCodecs"]
         ),
-        .executableTarget(name: "ftgst", dependencies: ["FilmtoneGst"]),
+        // BuildInfo writes the git commit into the CLI before each build (`ftgst --version`).
+        .executableTarget(name: "ftgst", dependencies: ["FilmtoneGst"], plugins: ["BuildInfo"]),
+        .plugin(name: "BuildInfo", capability: .buildTool()),
         // Micro-benchmarks of the hot loops through the modules' APIs (bench/lut.sh); not installed.
         .executableTarget(name: "ftgst-bench", dependencies: ["FilmtoneGst", "FilmtoneLooks"]),
         // Tests mirror the sources. Helpers every test target shares: the fixtures' and the binary's paths, running

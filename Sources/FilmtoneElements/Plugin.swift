@@ -14,12 +14,14 @@ package enum FilmtonePlugin {
 
     private static let registered: Void = registerStatically()
 
-    /// Makes `ftlut` available inside this process without a plugin file (`gst_plugin_register_static`).
+    /// Makes `ftlut` and `fttrim` available inside this process without a plugin file
+    /// (`gst_plugin_register_static`). Registered even when GStreamer's registry already knows them from an
+    /// installed `libgstfilmtone.so` (the .deb's, or an older one): the features registered here replace the
+    /// registry's, so this process uses its own elements and never loads the file (which carries a second copy of
+    /// the Swift runtime and may be another version). Skipped only when the file is already loaded in this process
+    /// (its element type exists), where a second registration of the type would fail.
     private static func registerStatically() {
-        if let factory = gst_element_factory_find(LUTFilterElement.factoryName) {  // transfer full
-            gst_object_unref(UnsafeMutableRawPointer(factory))
-            return
-        }
+        guard g_type_from_name(LUTFilterElement.typeName) == 0 else { return }
         // The descriptor's permanent strings: gst_plugin_register_static may keep the pointers it is given.
         let d = PluginDescriptor.pointer.pointee
         _ = gst_plugin_register_static(

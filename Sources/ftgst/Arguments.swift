@@ -7,13 +7,14 @@ struct Arguments {
     private var values: [String: [String]] = [:]
     private var flags: Set<String> = []
 
-    /// `--name value`, `--name=value`, flags, and `--` to end options. `-h` is `--help` in every command that has
-    /// it. `aliases` maps an older spelling to the option or flag it now names (`cache-cap-mb` → `cache-max-mb`):
+    /// `--name value`, `--name=value`, flags, and `--` to end options. `shortNames` maps one-letter spellings
+    /// (`-o`) to the option they name. `aliases` maps an older spelling to the option or flag it now names (`cache-cap-mb` → `cache-max-mb`):
     /// both are read as the new one. Any other word that starts with `-` (`-x`, `--unknown`) is an unknown option,
     /// `INVALID_ARGUMENT` with the nearest known spelling when one is close ("did you mean"): a file whose name
     /// starts with `-` is given as `./-x`, or after `--`.
     init(
-        _ words: [String], options: Set<String>, flags knownFlags: Set<String>, aliases: [String: String] = [:]
+        _ words: [String], options: Set<String>, flags knownFlags: Set<String>, aliases: [String: String] = [:],
+        shortNames: [Character: String] = [:]
     ) throws {
         var index = 0
         var onlyPositionals = false
@@ -24,7 +25,7 @@ struct Arguments {
             return " (did you mean --\(aliases[nearest] ?? nearest)?)"
         }
         while index < words.count {
-            let word = words[index]
+            var word = words[index]
             index += 1
             if onlyPositionals || !word.hasPrefix("-") || word == "-" {
                 positionals.append(word)
@@ -34,10 +35,7 @@ struct Arguments {
                 onlyPositionals = true
                 continue
             }
-            if word == "-h", knownFlags.contains("help") {
-                flags.insert("help")
-                continue
-            }
+            if word.count == 2, let long = shortNames[word[word.index(after: word.startIndex)]] { word = "--" + long }
             guard word.hasPrefix("--") else {
                 throw usage(
                     "unknown option \(word)\(suggestion(for: String(word.dropFirst())))"
@@ -68,6 +66,20 @@ struct Arguments {
                 throw usage("unknown option --\(given)\(suggestion(for: given))")
             }
         }
+    }
+
+    /// The words as `spec` reads them: its options, flags, aliases and short names, `--help` and `-h` included.
+    init(_ words: [String], spec: CommandSpec) throws {
+        let options = spec.allOptions
+        var aliases: [String: String] = [:]
+        var shortNames: [Character: String] = [:]
+        for option in options {
+            for alias in option.aliases { aliases[alias] = option.name }
+            if let short = option.short { shortNames[short] = option.name }
+        }
+        try self.init(
+            words, options: Set(options.filter { !$0.isFlag }.map(\.name)),
+            flags: Set(options.filter(\.isFlag).map(\.name)), aliases: aliases, shortNames: shortNames)
     }
 
     func has(_ flag: String) -> Bool { flags.contains(flag) }

@@ -4,51 +4,75 @@ import Synchronization
 
 /// `ftgst export SOURCE -o OUT [options]`: decode → look → encode with a preset, with progress and cancel.
 enum ExportCommand {
-    static let help = """
-        usage: ftgst export SOURCE -o OUT [options]
-               ftgst export --request FILE.json [options]
-          SOURCE                 a path, file:// URI, or http(s):// URL of a video or photo
-          -o, --output OUT       the file to write (under a temporary name, renamed after a clean end)
-          --preset NAME          see `ftgst presets` [by OUT's extension: .mp4 h264-mp4, .mov prores-mov,
-                                 .mkv ffv1-mkv, .jpg jpeg, .png png; another extension needs --preset]
-          --presets DIR          choose among DIR's *.preset files [$FTGST_PRESETS, else the built-in presets]
-          --input-lut FILE       .cube applied first    --creative-lut FILE  .cube with the look
-          --intensity X          0..1 [1]               --interpolation M    tetrahedral|trilinear|nearest
-          --max-width N          --max-height N         bounds of the upright output; never upscaled
-          --start-ms N           keep from N ms of the source   --end-ms N   up to N ms (not included)
-          --audio MODE           auto|copy|aac|none [auto: copy AAC, else re-encode to AAC]
-          --depth 8|10|auto      bits between decoding and encoding [auto: the source's, capped by the preset]
-          --build-mezzanine      also build the source's mezzanine first (ftgst mezzanine), stage `mezzanine`
-                                 (also --mezzanine)
-          --overwrite            replace OUT if it exists (else WRITE_FAILED)
-          --progress MODE        auto|bar|jsonl|none [auto: a bar on a terminal's stderr, else none]
-          --workspace DIR        one export at a time per workspace [$XDG_RUNTIME_DIR/ftgst]
-          --timeout-ms N         stop with [CANCELLED] timeout after N ms
-          --header 'Name: value' (repeatable)
-          --request FILE.json    preview's request fields plus preset, presets, audio, overwrite, workspace,
-                                 maxWidth, maxHeight, startMs, endMs, depth, timeoutMs; options on the command line override it
-          --dry-run              print the gst-launch-1.0 command (for bash) that does this export, and exit
-        prints {"event":"result","path":…,"preset":…,"width":…,"height":…,"durationMs":…,"frames":…,
-        "sizeBytes":…,"sidecar":…,"benchmark":…,"elapsedMs":…}; with --progress jsonl, progress events first.
-        Ctrl-C, SIGTERM and `ftgst cancel` stop it: nothing is left at OUT, [CANCELLED] reason, exit 130.
-        """
+    static let spec = CommandSpec(
+        path: ["export"], synopsis: "export SOURCE -o OUT", summary: "decode, apply the look, encode with a preset",
+        usage: ["ftgst export SOURCE -o OUT [options]", "ftgst export --request FILE.json [options]"],
+        positionals: [
+            .init(
+                name: "SOURCE", help: "a path, file:// URI, or http(s):// URL of a video or photo", completion: .anyFile
+            )
+        ],
+        options: [
+            .init(
+                name: "output", short: "o", value: "OUT",
+                help: "the file to write (under a temporary name, renamed after a clean end)", completion: .anyFile),
+            .init(
+                name: "preset", value: "NAME", help: "see `ftgst presets`",
+                defaultValue:
+                    "by OUT's extension: .mp4 h264-mp4, .mov prores-mov, .mkv ffv1-mkv, .jpg jpeg, .png png; another extension needs --preset",
+                completion: .preset),
+            .init(
+                name: "presets", value: "DIR", help: "choose among DIR's *.preset files",
+                defaultValue: "$FTGST_PRESETS, else the built-in presets", completion: .folder),
+            .init(name: "input-lut", value: "FILE", help: ".cube applied first", completion: .cube),
+            .init(name: "creative-lut", value: "FILE", help: ".cube with the look", completion: .cube),
+            .init(name: "intensity", value: "X", help: "0..1", defaultValue: "1"),
+            .interpolation,
+            .init(name: "max-width", value: "N", help: "bound of the upright output's width; never upscaled"),
+            .init(name: "max-height", value: "N", help: "bound of its height; never upscaled"),
+            .init(name: "start-ms", value: "N", help: "keep from N ms of the source"),
+            .init(name: "end-ms", value: "N", help: "up to N ms (not included)"),
+            .init(
+                name: "audio", value: "MODE", help: "auto|copy|aac|none",
+                defaultValue: "auto: copy AAC, else re-encode to AAC",
+                completion: .choices(["auto", "copy", "aac", "none"])),
+            .init(
+                name: "depth", value: "8|10|auto", help: "bits between decoding and encoding",
+                defaultValue: "auto: the source's, capped by the preset", completion: .choices(["8", "10", "auto"])),
+            .init(
+                name: "build-mezzanine", value: nil,
+                help: "also build the source's mezzanine first (ftgst mezzanine), stage `mezzanine`",
+                aliases: ["mezzanine"]),
+            .flag("overwrite", "replace OUT if it exists (else WRITE_FAILED)"),
+            .init(
+                name: "progress", value: "MODE", help: "auto|bar|jsonl|none",
+                defaultValue: "auto: a bar on a terminal's stderr, else none",
+                completion: .choices(ProgressMode.allCases.map(\.rawValue))),
+            .init(
+                name: "workspace", value: "DIR", help: "one export at a time per workspace",
+                defaultValue: "$XDG_RUNTIME_DIR/ftgst", completion: .folder),
+            .init(name: "timeout-ms", value: "N", help: "stop with [CANCELLED] timeout after N ms"),
+            .init(name: "header", value: "'Name: value'", help: "sent on every HTTP request", repeatable: true),
+            .init(
+                name: "request", value: "FILE.json",
+                help:
+                    "preview's request fields plus preset, presets, audio, overwrite, workspace, maxWidth, maxHeight, startMs, endMs, depth, timeoutMs; options on the command line override it",
+                completion: .file(extensions: ["json"])),
+            .flag("dry-run", "print the gst-launch-1.0 command (for bash) that does this export, and exit"),
+        ],
+        notes: #"""
+            prints {"event":"result","path":…,"preset":…,"width":…,"height":…,"durationMs":…,"frames":…,"sizeBytes":…,"sidecar":…,"benchmark":…,"elapsedMs":…}; with --progress jsonl, progress events first.
+            Ctrl-C, SIGTERM and `ftgst cancel` stop it: nothing is left at OUT, [CANCELLED] reason, exit 130.
+            """#)
 
-    enum ProgressMode: String {
+    enum ProgressMode: String, CaseIterable {
         case auto, bar, jsonl, none
     }
 
     static func run(_ words: [String]) async throws {
-        let normalized = words.map { $0 == "-o" ? "--output" : $0 }
-        let arguments = try Arguments(
-            normalized,
-            options: [
-                "output", "preset", "presets", "input-lut", "creative-lut", "intensity", "interpolation", "max-width",
-                "max-height", "start-ms", "end-ms", "audio", "depth", "progress", "workspace", "timeout-ms", "header",
-                "request",
-            ],
-            flags: ["help", "overwrite", "dry-run", "build-mezzanine"], aliases: ["mezzanine": "build-mezzanine"])
+        let arguments = try Arguments(words, spec: spec)
         if arguments.has("help") {
-            print(help)
+            print(spec.help)
             return
         }
         var options: ExportOptions
@@ -194,15 +218,20 @@ final class ProgressDisplay: Sendable {
 
 /// `ftgst presets`: the export presets, one JSON object per line.
 enum PresetsCommand {
+    static let spec = CommandSpec(
+        path: ["presets"], synopsis: "presets", summary: "list the export presets",
+        usage: ["ftgst presets [--presets DIR]"],
+        options: [
+            .init(
+                name: "presets", value: "DIR", help: "DIR's *.preset files",
+                defaultValue: "$FTGST_PRESETS, else the built-in presets", completion: .folder)
+        ],
+        notes: "prints one JSON object per preset: name, description, extensions, sources, depth, audio, path")
+
     static func run(_ words: [String]) async throws {
-        let arguments = try Arguments(words, options: ["presets"], flags: ["help"])
+        let arguments = try Arguments(words, spec: spec)
         if arguments.has("help") {
-            print(
-                """
-                usage: ftgst presets [--presets DIR]
-                prints one JSON object per preset: name, description, extensions, sources, depth, audio, path
-                  --presets DIR          DIR's *.preset files [$FTGST_PRESETS, else the built-in presets]
-                """)
+            print(spec.help)
             return
         }
         guard arguments.positionals.isEmpty else { throw usage("presets takes no arguments") }
@@ -212,15 +241,24 @@ enum PresetsCommand {
 
 /// `ftgst cancel [--workspace DIR]`: stops the export running in the workspace.
 enum CancelCommand {
+    static let spec = CommandSpec(
+        path: ["cancel"], synopsis: "cancel [--workspace DIR]", summary: "stop the running export",
+        usage: ["ftgst cancel [--workspace DIR] [--timeout-ms N]"],
+        options: [
+            .init(
+                name: "workspace", value: "DIR", help: "the export's workspace", defaultValue: "$XDG_RUNTIME_DIR/ftgst",
+                completion: .folder),
+            .init(name: "timeout-ms", value: "N", help: "how long to wait until it has stopped", defaultValue: "5000"),
+        ],
+        notes: #"""
+            asks the export running in the workspace to stop and waits (up to N ms, 5000) until it has;
+            prints {"cancelled":true|false,"workspace":…} (false: no export was running)
+            """#)
+
     static func run(_ words: [String]) async throws {
-        let arguments = try Arguments(words, options: ["workspace", "timeout-ms"], flags: ["help"])
+        let arguments = try Arguments(words, spec: spec)
         if arguments.has("help") {
-            print(
-                """
-                usage: ftgst cancel [--workspace DIR] [--timeout-ms N]
-                asks the export running in the workspace to stop and waits (up to N ms, 5000) until it has;
-                prints {"cancelled":true|false,"workspace":…} (false: no export was running)
-                """)
+            print(spec.help)
             return
         }
         guard arguments.positionals.isEmpty else { throw usage("cancel takes no arguments") }

@@ -2,25 +2,37 @@ import FilmtoneGst
 
 /// `ftgst mezzanine SOURCE [options]`: builds (or finds) the source's intra-frame mezzanine, one JSON object.
 enum MezzanineCommand {
-    static let help = """
-        usage: ftgst mezzanine SOURCE [options]
-          SOURCE                a path, file:// URI, or http(s):// URL of a video
-          --max-width N         [1280]  --max-height N   [1280]  (the mezzanine's picture: upright, scaled down only)
-          --mezzanine-dir DIR   [$XDG_CACHE_HOME/ftgst/mezzanines] (as preview's; also --cache-dir)
-          --cache-max-mb N      [4096]; least recently used mezzanines are evicted past it (also --cache-cap-mb)
-          --header 'Name: value'  sent on every HTTP request (repeatable)
-          --timeout-ms N        deadline for the whole build [600000]
-          --status              only report {"status":"ready"|"stale"|"missing"}; builds nothing
-        prints {"path":…,"key":…,"width":W,"height":H,"frames":N,"durationMs":D,"sizeBytes":B,"built":…,"buildMs":T}
-        previews of SOURCE (ftgst preview --mezzanine auto, the default) then read it instead of the source
-        """
+    static let spec = CommandSpec(
+        path: ["mezzanine"], synopsis: "mezzanine SOURCE",
+        summary: "build an intra-frame copy of a video for fast previews",
+        usage: ["ftgst mezzanine SOURCE [options]"],
+        positionals: [
+            .init(name: "SOURCE", help: "a path, file:// URI, or http(s):// URL of a video", completion: .anyFile)
+        ],
+        options: [
+            .init(
+                name: "max-width", value: "N", help: "width of the mezzanine's picture (upright, scaled down only)",
+                defaultValue: "1280"),
+            .init(name: "max-height", value: "N", help: "height of the mezzanine's picture", defaultValue: "1280"),
+            .init(
+                name: "mezzanine-dir", value: "DIR", help: "the mezzanine folder (as preview's)",
+                defaultValue: "$XDG_CACHE_HOME/ftgst/mezzanines", aliases: ["cache-dir"], completion: .folder),
+            .init(
+                name: "cache-max-mb", value: "N", help: "least recently used mezzanines are evicted past it",
+                defaultValue: "4096", aliases: ["cache-cap-mb"]),
+            .init(name: "header", value: "'Name: value'", help: "sent on every HTTP request", repeatable: true),
+            .init(name: "timeout-ms", value: "N", help: "deadline for the whole build", defaultValue: "600000"),
+            .flag("status", #"only report {"status":"ready"|"stale"|"missing"}; builds nothing"#),
+        ],
+        notes: #"""
+            prints {"path":…,"key":…,"width":W,"height":H,"frames":N,"durationMs":D,"sizeBytes":B,"built":…,"buildMs":T}
+            previews of SOURCE (ftgst preview --mezzanine auto, the default) then read it instead of the source
+            """#)
 
     static func run(_ words: [String]) async throws {
-        let arguments = try Arguments(
-            words, options: ["max-width", "max-height", "mezzanine-dir", "cache-max-mb", "header", "timeout-ms"],
-            flags: ["help", "status"], aliases: ["cache-dir": "mezzanine-dir", "cache-cap-mb": "cache-max-mb"])
+        let arguments = try Arguments(words, spec: spec)
         if arguments.has("help") {
-            print(help)
+            print(spec.help)
             return
         }
         guard arguments.positionals.count == 1, let source = arguments.positionals.first else {

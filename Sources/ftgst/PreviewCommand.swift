@@ -3,43 +3,58 @@ import Foundation
 
 /// `ftgst preview SOURCE [options] -o OUT` or `ftgst preview --request FILE.json`: one frame of the current look.
 enum PreviewCommand {
-    static let help = """
-        usage: ftgst preview SOURCE [options] -o OUT
-               ftgst preview --request FILE.json [options]
-          SOURCE                 a path, file:// URI, or http(s):// URL of a video or photo
-          -o, --output OUT       the image to write (atomically: nothing is left there on failure); its
-                                 extension must be .png, .jpg or .jpeg (or none)
-          --input-lut FILE       .cube applied first (e.g. log to display)
-          --creative-lut FILE    .cube with the look, applied second
-          --intensity X          0..1, how much of the creative look [1]
-          --interpolation M      tetrahedral|trilinear|nearest [tetrahedral]
-          --time-ms N            [0]    --tolerance-ms N  [0: the frame on screen at that time]
-          --max-width N          [1280] --max-height N    [1280]
-          --format png|jpeg      [OUT's extension: .png, .jpg/.jpeg; png without one]
-          --quality 0..1         [0.9, JPEG only]
-          --header 'Name: value' (repeatable)    --timeout-ms N  [30000]
-          --mezzanine auto|off   [auto] read the source's mezzanine when a ready one exists (never builds one)
-          --mezzanine-dir DIR    where mezzanines are [$XDG_CACHE_HOME/ftgst/mezzanines]
-          --request FILE.json    the same fields as JSON (source, output, headers, inputLut, creativeLut,
-                                 intensity, interpolation, timeMs, toleranceMs, maxWidth, maxHeight, format,
-                                 quality, timeoutMs, mezzanine, mezzanineDir); options given on the command
-                                 line override it
-        prints {"path":…,"width":W,"height":H,"timeMs":T,"renderMs":R,"mezzanine":true|false}
-        """
+    static let spec = CommandSpec(
+        path: ["preview"], synopsis: "preview SOURCE -o OUT", summary: "one frame with a film look applied",
+        usage: ["ftgst preview SOURCE [options] -o OUT", "ftgst preview --request FILE.json [options]"],
+        positionals: [
+            .init(
+                name: "SOURCE", help: "a path, file:// URI, or http(s):// URL of a video or photo", completion: .anyFile
+            )
+        ],
+        options: [
+            .init(
+                name: "output", short: "o", value: "OUT",
+                help:
+                    "the image to write (atomically: nothing is left there on failure); its extension must be .png, .jpg or .jpeg (or none)",
+                completion: .file(extensions: ["png", "jpg", "jpeg"])),
+            .init(
+                name: "input-lut", value: "FILE", help: ".cube applied first (e.g. log to display)", completion: .cube),
+            .init(name: "creative-lut", value: "FILE", help: ".cube with the look, applied second", completion: .cube),
+            .init(name: "intensity", value: "X", help: "0..1, how much of the creative look", defaultValue: "1"),
+            .interpolation,
+            .init(name: "time-ms", value: "N", help: "time of the frame", defaultValue: "0"),
+            .init(
+                name: "tolerance-ms", value: "N", help: "how far the frame may be from the time",
+                defaultValue: "0: the frame on screen at that time"),
+            .init(name: "max-width", value: "N", help: "width of the box (scaled down only)", defaultValue: "1280"),
+            .init(name: "max-height", value: "N", help: "height of the box", defaultValue: "1280"),
+            .init(
+                name: "format", value: "png|jpeg", help: "the image's format",
+                defaultValue: "OUT's extension: .png, .jpg/.jpeg; png without one",
+                completion: .choices(["png", "jpeg"])),
+            .init(name: "quality", value: "0..1", help: "JPEG quality", defaultValue: "0.9, JPEG only"),
+            .init(name: "header", value: "'Name: value'", help: "sent on every HTTP request", repeatable: true),
+            .init(name: "timeout-ms", value: "N", help: "deadline for the whole job", defaultValue: "30000"),
+            .init(
+                name: "mezzanine", value: "auto|off",
+                help: "auto: read the source's mezzanine when a ready one exists (never builds one)",
+                defaultValue: "auto",
+                completion: .choices(["auto", "off"])),
+            .init(
+                name: "mezzanine-dir", value: "DIR", help: "where mezzanines are",
+                defaultValue: "$XDG_CACHE_HOME/ftgst/mezzanines", completion: .folder),
+            .init(
+                name: "request", value: "FILE.json",
+                help:
+                    "the same fields as JSON (source, output, headers, inputLut, creativeLut, intensity, interpolation, timeMs, toleranceMs, maxWidth, maxHeight, format, quality, timeoutMs, mezzanine, mezzanineDir); options given on the command line override it",
+                completion: .file(extensions: ["json"])),
+        ],
+        notes: #"prints {"path":…,"width":W,"height":H,"timeMs":T,"renderMs":R,"mezzanine":true|false}"#)
 
     static func run(_ words: [String]) async throws {
-        // `-o` is the one short option; it means --output.
-        let normalized = words.map { $0 == "-o" ? "--output" : $0 }
-        let arguments = try Arguments(
-            normalized,
-            options: [
-                "output", "input-lut", "creative-lut", "intensity", "interpolation", "time-ms", "tolerance-ms",
-                "max-width", "max-height", "format", "quality", "header", "timeout-ms", "request",
-                "mezzanine", "mezzanine-dir",
-            ],
-            flags: ["help"])
+        let arguments = try Arguments(words, spec: spec)
         if arguments.has("help") {
-            print(help)
+            print(spec.help)
             return
         }
         var options: PreviewOptions

@@ -2,20 +2,24 @@ import FilmtoneGst
 
 /// `ftgst share FILE [--print]`: hands a file to the desktop's share/open handler, or prints its URI.
 enum ShareCommand {
-    static let help = """
-        usage: ftgst share FILE [--print] [--timeout-ms N]
-          FILE                  the file to share (a regular file)
-          --print               only print its URI: {"uri":"file:///…"}
-          --timeout-ms N        deadline per handler [$FTGST_SHARE_TIMEOUT_MS, else 10000]
-        hands FILE to the XDG desktop portal (gdbus, when DBUS_SESSION_BUS_ADDRESS is set), else to xdg-open
-        (when DISPLAY or WAYLAND_DISPLAY is set), and prints {"uri":…,"handler":"portal"|"xdg-open"};
-        no desktop, or a handler that fails or does not return in time, is [SHARE_UNAVAILABLE]
-        """
+    static let spec = CommandSpec(
+        path: ["share"], synopsis: "share FILE [--print]", summary: "hand a file to the desktop's open/share handler",
+        usage: ["ftgst share FILE [--print] [--timeout-ms N]"],
+        positionals: [.init(name: "FILE", help: "the file to share (a regular file)", completion: .anyFile)],
+        options: [
+            .flag("print", #"only print its URI: {"uri":"file:///…"}"#),
+            .init(
+                name: "timeout-ms", value: "N", help: "deadline per handler",
+                defaultValue: "$FTGST_SHARE_TIMEOUT_MS, else 10000"),
+        ],
+        notes: #"""
+            hands FILE to the XDG desktop portal (gdbus, when DBUS_SESSION_BUS_ADDRESS is set), else to xdg-open (when DISPLAY or WAYLAND_DISPLAY is set), and prints {"uri":…,"handler":"portal"|"xdg-open"}; no desktop, or a handler that fails or does not return in time, is [SHARE_UNAVAILABLE]
+            """#)
 
     static func run(_ words: [String]) async throws {
-        let arguments = try Arguments(words, options: ["timeout-ms"], flags: ["help", "print"])
+        let arguments = try Arguments(words, spec: spec)
         if arguments.has("help") {
-            print(help)
+            print(spec.help)
             return
         }
         guard arguments.positionals.count == 1, let file = arguments.positionals.first else {

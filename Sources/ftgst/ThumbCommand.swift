@@ -4,35 +4,51 @@ import Foundation
 /// `ftgst thumb URI [options]`: one thumbnail into the cache (or, with `-o FILE`, into FILE), printed as one JSON
 /// object.
 enum ThumbCommand {
-    static let help = """
-        usage: ftgst thumb URI [options]    or    ftgst thumb URI -o FILE [options]
-          URI                   a path, file:// URI, or http(s):// URL of a video or photo
-          --time-ms N           time of the frame [0]; ignored for photos
-          --tolerance-ms N      how far the frame may be from the time [2000]; 0 = the exact frame
-          --max-width N         [512]   --max-height N   [512]   (scaled down only, aspect kept)
-          --format jpeg|png     [jpeg]  --quality 0..1   [0.9, JPEG only]
-          --cache-dir DIR       [$XDG_CACHE_HOME/ftgst/thumbnails]
-          --cache-name NAME     [thumb-<uuid>]; an existing NAME made for the same request is returned
-                                without decoding (anything else is rebuilt)
-          --cache-max-mb N      [100]; its oldest thumbnails are evicted past it, never other files
-                                (also --cache-cap-mb)
-          -o, --output FILE     write FILE instead (.jpg/.jpeg/.png: the format), not a cache entry
-          --header 'Name: value'  sent on every HTTP request (repeatable)
-          --timeout-ms N        deadline for the whole job [30000]
-        prints {"uri":…,"path":…,"width":W,"height":H,"timeMs":T,"format":…,"cached":…}
-        """
+    static let spec = CommandSpec(
+        path: ["thumb"], synopsis: "thumb URI [options]", summary: "extract a thumbnail from a video or photo",
+        usage: ["ftgst thumb URI [options]", "ftgst thumb URI -o FILE [options]"],
+        positionals: [
+            .init(name: "URI", help: "a path, file:// URI, or http(s):// URL of a video or photo", completion: .anyFile)
+        ],
+        options: [
+            .init(name: "time-ms", value: "N", help: "time of the frame; ignored for photos", defaultValue: "0"),
+            .init(
+                name: "tolerance-ms", value: "N", help: "how far the frame may be from the time; 0 = the exact frame",
+                defaultValue: "2000"),
+            .init(
+                name: "max-width", value: "N", help: "width of the box (scaled down only, aspect kept)",
+                defaultValue: "512"),
+            .init(name: "max-height", value: "N", help: "height of the box", defaultValue: "512"),
+            .init(
+                name: "format", value: "jpeg|png", help: "the image's format", defaultValue: "jpeg",
+                completion: .choices(["jpeg", "png"])),
+            .init(name: "quality", value: "0..1", help: "JPEG quality", defaultValue: "0.9, JPEG only"),
+            .init(
+                name: "cache-dir", value: "DIR", help: "the cache folder",
+                defaultValue: "$XDG_CACHE_HOME/ftgst/thumbnails",
+                completion: .folder),
+            .init(
+                name: "cache-name", value: "NAME",
+                help:
+                    "the file's name; an existing NAME made for the same request is returned without decoding (anything else is rebuilt)",
+                defaultValue: "thumb-<uuid>"),
+            .init(
+                name: "cache-max-mb", value: "N",
+                help: "size cap of the cache: its oldest thumbnails are evicted past it, never other files",
+                defaultValue: "100", aliases: ["cache-cap-mb"]),
+            .init(
+                name: "output", short: "o", value: "FILE",
+                help: "write FILE instead (.jpg/.jpeg/.png: the format), not a cache entry",
+                completion: .file(extensions: ["jpg", "jpeg", "png"])),
+            .init(name: "header", value: "'Name: value'", help: "sent on every HTTP request", repeatable: true),
+            .init(name: "timeout-ms", value: "N", help: "deadline for the whole job", defaultValue: "30000"),
+        ],
+        notes: #"prints {"uri":…,"path":…,"width":W,"height":H,"timeMs":T,"format":…,"cached":…}"#)
 
     static func run(_ words: [String]) async throws {
-        // `-o` is the one short option; it means --output.
-        let arguments = try Arguments(
-            words.map { $0 == "-o" ? "--output" : $0 },
-            options: [
-                "time-ms", "tolerance-ms", "max-width", "max-height", "format", "quality", "cache-dir",
-                "cache-name", "cache-max-mb", "header", "timeout-ms", "output",
-            ],
-            flags: ["help"], aliases: ["cache-cap-mb": "cache-max-mb"])
+        let arguments = try Arguments(words, spec: spec)
         if arguments.has("help") {
-            print(help)
+            print(spec.help)
             return
         }
         guard arguments.positionals.count == 1, let source = arguments.positionals.first else {

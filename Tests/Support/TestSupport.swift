@@ -68,15 +68,17 @@ package struct ProcessResult {
 package enum Run {
     /// Runs `executable` with `arguments` (in `directory` when given), killing it if it outlives `timeout` seconds
     /// (every wait has a deadline).
+    /// `onlyEnvironment` replaces the whole environment (a clean one) instead of adding `environment` to this
+    /// process's.
     package static func process(
         _ executable: URL, _ arguments: [String], environment: [String: String] = [:],
-        timeout: TimeInterval = 60, directory: URL? = nil
+        timeout: TimeInterval = 60, directory: URL? = nil, onlyEnvironment: Bool = false
     ) throws -> ProcessResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
-        var env = ProcessInfo.processInfo.environment
+        var env = onlyEnvironment ? [:] : ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let out = Pipe()

@@ -493,24 +493,40 @@ struct ExportRun {
     }
 
     /// The plugin folder for `--dry-run`'s `GST_PLUGIN_PATH`: `$FTGST_PLUGIN_DIR`, else the folder `make`
-    /// puts the plugin in beside this build (`.build/gst-plugins` for release, `-debug` for debug builds).
+    /// puts the plugin in beside this build (`.build/gst-plugins` for release, `-debug` for debug builds), else the
+    /// installed one under the binary's prefix (`PREFIX/bin/ftgst` → `PREFIX/lib/<multiarch>/gstreamer-1.0`, where
+    /// `make install` puts it). The binary is found through `/proc/self/exe`: run from PATH, its first argument
+    /// is only a name.
     static func pluginDirectory(_ environment: [String: String]) -> String? {
         if let explicit = environment["FTGST_PLUGIN_DIR"], !explicit.isEmpty { return explicit }
+        let plugin = "libgstfilmtone.so"
+        let fileManager = FileManager.default
         // `.build/debug` is a symlink to `.build/<triple>/debug`: look beside both.
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? ".")
-        for build in [
-            executable.deletingLastPathComponent(),
-            executable.resolvingSymlinksInPath().deletingLastPathComponent(),
-        ] {
-            let flavour = build.path.contains("debug") ? "gst-plugins-debug" : "gst-plugins"
-            for root in [
-                build.deletingLastPathComponent(), build.deletingLastPathComponent().deletingLastPathComponent(),
+        var executables = [URL(fileURLWithPath: CommandLine.arguments.first ?? ".")]
+        if let running = try? fileManager.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            executables.insert(URL(fileURLWithPath: running), at: 0)
+        }
+        for executable in executables {
+            for build in [
+                executable.deletingLastPathComponent(),
+                executable.resolvingSymlinksInPath().deletingLastPathComponent(),
             ] {
-                for name in [flavour, "gst-plugins", "gst-plugins-debug"] {
-                    let folder = root.appendingPathComponent(name)
-                    if FileManager.default.fileExists(atPath: folder.appendingPathComponent("libgstfilmtone.so").path) {
-                        return folder.standardizedFileURL.path
-                    }
+                let flavour = build.path.contains("debug") ? "gst-plugins-debug" : "gst-plugins"
+                var folders: [URL] = []
+                for root in [
+                    build.deletingLastPathComponent(), build.deletingLastPathComponent().deletingLastPathComponent(),
+                ] {
+                    folders += [flavour, "gst-plugins", "gst-plugins-debug"].map { root.appendingPathComponent($0) }
+                }
+                // An installed tree: PREFIX/bin/ftgst beside PREFIX/lib/<multiarch>/gstreamer-1.0.
+                let lib = build.deletingLastPathComponent().appendingPathComponent("lib")
+                let multiarch = ((try? fileManager.contentsOfDirectory(atPath: lib.path)) ?? []).sorted()
+                folders += multiarch.map { lib.appendingPathComponent($0).appendingPathComponent("gstreamer-1.0") }
+                folders.append(lib.appendingPathComponent("gstreamer-1.0"))
+                if let folder = folders.first(where: {
+                    fileManager.fileExists(atPath: $0.appendingPathComponent(plugin).path)
+                }) {
+                    return folder.standardizedFileURL.path
                 }
             }
         }
