@@ -6,6 +6,7 @@
 //   ftgst (CLI) ─► FilmtoneGst (features, the public API)
 //                    ├─► FilmtoneElements (ftlut, fttrim, the plugin) ─► GstKit ─► CGst
 //                    ├─► ImageCodecs ─► CImageCodecs
+//                    ├─► SoupKit (the loopback HTTP/WebSocket server) ─► CSoup
 //                    └─► FilmtoneLooks (pure Swift) ─► FilmtoneCore (pure Swift)
 import PackageDescription
 
@@ -33,12 +34,16 @@ let package = Package(
             pkgConfig: "libpng",
             providers: [.apt(["libturbojpeg0-dev", "libpng-dev"])]
         ),
+        // libsoup 3: the HTTP and WebSocket server (and the client session its tests use).
+        .systemLibrary(name: "CSoup", pkgConfig: "libsoup-3.0", providers: [.apt(["libsoup-3.0-dev"])]),
         // Errors, JSON, files, subprocesses, SHA-256: pure Swift over Foundation, no C module.
         .target(name: "FilmtoneCore"),
         // .cube parsing, the reference look, the frame kernels: pure Swift, no C module.
         .target(name: "FilmtoneLooks", dependencies: ["FilmtoneCore"]),
         // The GStreamer wrapper: the only code that calls gst_*/g_* for the features.
         .target(name: "GstKit", dependencies: ["CGst", "FilmtoneCore"]),
+        // The libsoup wrapper: the only code that calls soup_* and runs a GLib main loop for it.
+        .target(name: "SoupKit", dependencies: ["CSoup", "FilmtoneCore"]),
         // ftgst's own GStreamer elements and the `filmtone` plugin entry point.
         .target(name: "FilmtoneElements", dependencies: ["CGst", "GstKit", "FilmtoneLooks", "FilmtoneCore"]),
         // JPEG and PNG encoding of packed RGB images.
@@ -80,6 +85,8 @@ let package = Package(
                 "FilmtoneTestSupport",
             ]
         ),
+        // The loopback server over real sockets: static files, the token, the WebSocket and its Origin check.
+        .testTarget(name: "SoupKitTests", dependencies: ["SoupKit", "FilmtoneCore", "FilmtoneTestSupport"]),
         // The built ftgst binary end to end (FTGST_BIN); the looks module only computes expected pixels.
         .testTarget(
             name: "ftgstCLITests", dependencies: ["FilmtoneTestSupport", "FilmtoneLooks"]
