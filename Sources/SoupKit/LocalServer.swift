@@ -147,32 +147,31 @@ final class ServerCore: @unchecked Sendable {
 
     // MARK: - Handlers
 
+    /// One HTTP request as a handler gets it: the message (borrowed), its decoded path, its decoded query table.
+    typealias Request = (message: OpaquePointer, path: String, query: OpaquePointer?)
+
     private func addHandlers(_ server: UnsafeMutablePointer<SoupServer>) {
-        typealias Request = (message: OpaquePointer, path: String, query: OpaquePointer?)
+        let request: SoupServerCallback = { _, message, path, query, data in
+            guard let message, let path, let data else { return }
+            CallbackBox<Request, Void>.borrow(data).body((message, String(cString: path), query))
+        }
         // The default handler (path NULL): every path but /rpc.
-        soup_server_add_handler(
-            server, nil,
-            { _, message, path, query, data in
-                guard let message, let path, let data else { return }
-                CallbackBox<Request, Void>.borrow(data).body((message, String(cString: path), query))
-            }, CallbackBox<Request, Void> { [weak self] in self?.serveFile($0) }.retained(), releaseCallbackBox)
+        let files = CallbackBox<Request, Void> { [weak self] in self?.serveFile($0) }
+        soup_server_add_handler(server, nil, request, files.retained(), releaseCallbackBox)
         // /rpc's HTTP handler runs before libsoup's WebSocket handshake: a status set here refuses the handshake.
-        soup_server_add_handler(
-            server, "/rpc",
-            { _, message, _, query, data in
-                guard let message, let data else { return }
-                CallbackBox<Request, Void>.borrow(data).body((message, "/rpc", query))
-            }, CallbackBox<Request, Void> { [weak self] in self?.gateWebSocket($0) }.retained(), releaseCallbackBox)
+        let gate = CallbackBox<Request, Void> { [weak self] in self?.gateWebSocket($0) }
+        soup_server_add_handler(server, "/rpc", request, gate.retained(), releaseCallbackBox)
         // Origin NULL: the gate above checks it, as libsoup's own check would also refuse a handshake without one.
+        let accepted = CallbackBox<OpaquePointer, Void> { [weak self] in self?.accept($0) }
         soup_server_add_websocket_handler(
             server, "/rpc", nil, nil,
             { _, _, _, connection, data in
                 guard let connection, let data else { return }
                 CallbackBox<OpaquePointer, Void>.borrow(data).body(connection)
-            }, CallbackBox<OpaquePointer, Void> { [weak self] in self?.accept($0) }.retained(), releaseCallbackBox)
+            }, accepted.retained(), releaseCallbackBox)
     }
 
-    private func serveFile(_ request: (message: OpaquePointer, path: String, query: OpaquePointer?)) {
+    private func serveFile(_ request: Request) {
         let message = request.message
         setSecurityHeaders(message)
         guard token.matches(queryValue(request.query, "token")) else {
@@ -196,8 +195,9 @@ final class ServerCore: @unchecked Sendable {
         }
     }
 
-    private func gateWebSocket(_ request: (message: OpaquePointer, path: String, query: OpaquePointer?)) {
+    private func gateWebSocket(_ request: Request) {
         let message = request.message
+        setSecurityHeaders(message)
         let headers = soup_server_message_get_request_headers(message)
         let requestOrigin = soup_message_headers_get_one(headers, "Origin").map { String(cString: $0) }
         // A browser always sends Origin with a WebSocket handshake, so only a page elsewhere brings another one; a
