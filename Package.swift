@@ -33,8 +33,11 @@ let package = Package(
             pkgConfig: "libpng",
             providers: [.apt(["libturbojpeg0-dev", "libpng-dev"])]
         ),
-        // Errors, JSON, files, subprocesses, SHA-256: pure Swift over Foundation, no C module.
-        .target(name: "FilmtoneCore"),
+        // Linux calls Swift cannot import as declared (prctl is variadic): static inline shims, no library to link.
+        .systemLibrary(name: "CLinux"),
+        // Errors, JSON, files, subprocesses, SHA-256, the parent's death: Swift over Foundation (and CLinux's one
+        // shim).
+        .target(name: "FilmtoneCore", dependencies: ["CLinux"]),
         // .cube parsing, the reference look, the frame kernels: pure Swift, no C module.
         .target(name: "FilmtoneLooks", dependencies: ["FilmtoneCore"]),
         // The GStreamer wrapper: the only code that calls gst_*/g_* for the features.
