@@ -83,9 +83,10 @@ let package = Package(
                 "FilmtoneTestSupport",
             ]
         ),
-        // The built ftgst binary end to end (FTGST_BIN); the looks module only computes expected pixels.
+        // The built ftgst binary end to end (FTGST_BIN); the looks module only computes expected pixels, the core
+        // module's JSONValue reads and writes `ftgst serve`'s messages.
         .testTarget(
-            name: "ftgstCLITests", dependencies: ["FilmtoneTestSupport", "FilmtoneLooks"]
+            name: "ftgstCLITests", dependencies: ["FilmtoneTestSupport", "FilmtoneLooks", "FilmtoneCore"]
         ),
     ],
     swiftLanguageModes: [.v6]
