@@ -284,6 +284,29 @@ final class ServeCLITests: XCTestCase {
         XCTAssertEqual(share["error"]?["code"]?.int, 78)
         engine.request(id: 5, "shareOutput", .object([("uri", .string("https://example.com/a.mp4"))]))
         XCTAssertEqual(try engine.response(id: 5)["error"]?["code"]?.int, -32602)
+
+        // The codes the request's checks and the decoding find, each with its exit status as the error's code.
+        let bad = work.appendingPathComponent("bad.cube")
+        try Data("LUT_3D_SIZE 2\n0 0 0\n".utf8).write(to: bad)
+        let source = try TestEnvironment.fixture("clip.mp4")
+        let cases: [(JSONValue, String, Int64)] = [
+            (.object([("source", .string(source)), ("creativeLut", .string(bad.path))]), "LUT_INVALID", 76),
+            (.object([("source", .string(source)), ("format", .string("webp"))]), "UNSUPPORTED_FORMAT", 67),
+            (.object([("source", .string(try TestEnvironment.fixture("garbage.bin")))]), "DECODE_FAILED", 68),
+            (
+                .object([
+                    ("source", .string(source)),
+                    ("output", .string(work.appendingPathComponent("no/such/folder/p.png").path)),
+                ]), "WRITE_FAILED", 73
+            ),
+        ]
+        for (index, (params, code, number)) in cases.enumerated() {
+            engine.request(id: 10 + Int64(index), "renderPreviewFrame", params)
+            let answer = try engine.response(id: 10 + Int64(index))
+            XCTAssertEqual(answer["error"]?["data"]?["code"]?.string, code, answer.serialized)
+            XCTAssertEqual(answer["error"]?["code"]?.int, number, answer.serialized)
+            XCTAssertTrue(answer["error"]?["message"]?.string?.hasPrefix("[\(code)] ") == true, answer.serialized)
+        }
     }
 
     func testSavingTheSameContentTwiceIsSaveFailed() throws {
@@ -393,6 +416,75 @@ final class ServeCLITests: XCTestCase {
         // It ended the export as SIGTERM does, answering on the stdout it still had.
         try assertCancelled(
             try parent.response(id: 1, timeout: 5), message: "terminated", reason: "terminated", detail: nil)
+    }
+
+    func testASessionOfAHundredMixedCallsLeavesNoGStreamerObjectAlive() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let photo = try TestEnvironment.fixture("photo.jpg")
+        let lut = SharedLUTs.root.appendingPathComponent("colour-science/resolve_cube/Colour_Correct.cube").path
+        let engine = try startEngine(environment: [
+            "GST_TRACERS": "leaks", "GST_DEBUG": "GST_TRACER:7", "GST_DEBUG_NO_COLOR": "1",
+        ])
+        // A slow export cancelled mid-render, then 99 calls four at a time: probes, previews (with and without a
+        // look, an output, a photo), errors, exports, cancels with nothing to cancel.
+        try startSlowExport(engine, id: 1, output: work.appendingPathComponent("slow.mp4").path)
+        engine.request(id: 2, "cancelExport", nil)
+        XCTAssertEqual(try engine.response(id: 2, timeout: Self.promptStop)["result"]?["cancelled"], .bool(true))
+        XCTAssertEqual(
+            try engine.response(id: 1, timeout: Self.promptStop)["error"]?["data"]?["code"], .string("CANCELLED"))
+        var id: Int64 = 2
+        var wave: [Int64] = []
+        while id < 101 {
+            id += 1
+            switch id % 6 {
+            case 0: engine.request(id: id, "probeSource", .object([("uri", .string(id % 12 == 0 ? clip : photo))]))
+            case 1:
+                engine.request(
+                    id: id, "renderPreviewFrame",
+                    .object([
+                        ("source", .string(clip)), ("timeMs", .int(id * 20 % 3000)), ("creativeLut", .string(lut)),
+                        ("intensity", .double(0.5)),
+                    ]))
+            case 2:
+                engine.request(
+                    id: id, "renderPreviewFrame",
+                    .object([
+                        ("source", .string(photo)), ("format", .string("jpeg")),
+                        ("output", .string(work.appendingPathComponent("p\(id).jpg").path)),
+                    ]))
+            case 3:
+                engine.request(
+                    id: id, "probeSource", .object([("uri", .string(work.appendingPathComponent("none").path))]))
+            case 4:
+                if id % 24 == 4 {
+                    engine.request(
+                        id: id, "runExport", exportParams(clip, work.appendingPathComponent("e\(id).mp4").path))
+                } else {
+                    engine.request(id: id, "cancelExport", nil)
+                }
+            default:
+                engine.request(
+                    id: id, "renderPreviewFrame", .object([("source", .string(clip)), ("maxWidth", .int(64))]))
+            }
+            wave.append(id)
+            if wave.count == 4 || id == 101 {
+                for sent in wave { _ = try engine.response(id: sent, timeout: 120) }
+                wave = []
+            }
+        }
+        let answers = engine.messages.filter { $0["id"] != nil }
+        XCTAssertEqual(answers.count, 101)
+        XCTAssertEqual(answers.filter { $0["result"] != nil }.count, 101 - 1 - 17, "all but the cancel and the misses")
+        engine.closeInput()
+        XCTAssertTrue(engine.waitForExit(timeout: Self.promptStop))
+        XCTAssertEqual(engine.exitStatus, 0)
+        let stderr = engine.stderr
+        XCTAssertTrue(
+            stderr.contains("new format string: object-alive"), "leak tracer did not run: \(stderr.prefix(500))")
+        let leaks = stderr.split(separator: "\n").filter {
+            $0.contains("object-alive, type-name=(string)") && !$0.contains("new format string")
+        }
+        XCTAssertEqual(leaks, [], "leaked objects")
     }
 
     /// Whether `pid` is a live process: not gone, and not a zombie nobody reaped (an orphan's new parent may not).
