@@ -18,6 +18,8 @@ public final class MediaEngine: Sendable {
 
     private struct State {
         var closing = false
+        /// Why it is closing: the message of an export refused because it came too late.
+        var closeMessage = "the engine is closing"
         /// Set once closing and every request has been answered.
         var finished = false
         var tasks: [UInt64: Task<Void, Never>] = [:]
@@ -141,7 +143,8 @@ public final class MediaEngine: Sendable {
     /// Runs `body` as the engine's one export, with `token` as its stop point: `EXPORT_BUSY` while another runs.
     func runningExport<T>(_ token: ExportCancelToken, _ body: () async throws -> T) async throws -> T {
         try state.withLock { state in
-            if state.closing { throw FilmtoneError(.cancelled, "the engine is closing") }
+            // An export read before closing whose task starts after it ends as a running one would.
+            if state.closing { throw FilmtoneError(.cancelled, state.closeMessage) }
             guard state.export == nil else {
                 throw FilmtoneError(
                     .exportBusy,
@@ -167,6 +170,7 @@ public final class MediaEngine: Sendable {
     /// the first call counts; a later one with `cancelRequests` still cancels what runs.
     public func close(reason: CancelReason, detail: String? = nil, cancelRequests: Bool = true) {
         let (tasks, export) = state.withLock { state -> ([Task<Void, Never>], ExportCancelToken?) in
+            if !state.closing { state.closeMessage = reason.rawValue + (detail.map { ": \($0)" } ?? "") }
             state.closing = true
             return (cancelRequests ? Array(state.tasks.values) : [], state.export)
         }
