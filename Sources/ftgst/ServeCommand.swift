@@ -104,6 +104,8 @@ enum ServeCommand {
 
     private static func deliver(_ line: [UInt8], to engine: MediaEngine) {
         guard line.contains(where: { ![0x20, 0x09, 0x0D].contains($0) }) else { return }
+        // A line that ended within the chunk that took it past the limit.
+        guard line.count <= maxMessageBytes else { return engine.refuseOversized(limit: maxMessageBytes) }
         engine.receive(line)
     }
 

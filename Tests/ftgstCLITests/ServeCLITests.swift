@@ -260,6 +260,20 @@ final class ServeCLITests: XCTestCase {
         XCTAssertEqual(engine.unreadable, [])
     }
 
+    func testALineLongerThan16MiBIsRefusedAndTheNextOneServed() throws {
+        let engine = try startEngine()
+        // A string of 17 MiB in an otherwise valid request: refused unread, without its id.
+        let long = String(repeating: "a", count: 17 << 20)
+        engine.request(id: 1, "probeSource", .object([("uri", .string(long))]))
+        engine.request(id: 2, "probeSource", .object([("uri", .string(try TestEnvironment.fixture("clip.mp4")))]))
+        XCTAssertEqual(try engine.response(id: 2)["result"]?["container"]?.string, "mp4")
+        let refused = try engine.waitFor(timeout: 30, "the long line's error") { $0["id"] == .null }
+        XCTAssertEqual(refused["error"]?["code"]?.int, -32700)
+        XCTAssertTrue(
+            refused["error"]?["message"]?.string?.contains("longer than 16777216 bytes") == true, refused.serialized)
+        XCTAssertNil(engine.message(id: 1), "never read, so never answered")
+    }
+
     func testFailuresKeepTheirStableCodes() throws {
         let engine = try startEngine(removing: ["DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY"])
         let missing = work.appendingPathComponent("missing.mp4").path
