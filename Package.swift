@@ -36,8 +36,11 @@ let package = Package(
         ),
         // libsoup 3: the HTTP and WebSocket server (and the client session its tests use).
         .systemLibrary(name: "CSoup", pkgConfig: "libsoup-3.0", providers: [.apt(["libsoup-3.0-dev"])]),
-        // Errors, JSON, files, subprocesses, SHA-256: pure Swift over Foundation, no C module.
-        .target(name: "FilmtoneCore"),
+        // Linux calls Swift cannot import as declared (prctl is variadic): static inline shims, no library to link.
+        .systemLibrary(name: "CLinux"),
+        // Errors, JSON, files, subprocesses, SHA-256, the parent's death: Swift over Foundation (and CLinux's one
+        // shim).
+        .target(name: "FilmtoneCore", dependencies: ["CLinux"]),
         // .cube parsing, the reference look, the frame kernels: pure Swift, no C module.
         .target(name: "FilmtoneLooks", dependencies: ["FilmtoneCore"]),
         // The GStreamer wrapper: the only code that calls gst_*/g_* for the features.
@@ -87,9 +90,10 @@ let package = Package(
         ),
         // The loopback server over real sockets: static files, the token, the WebSocket and its Origin check.
         .testTarget(name: "SoupKitTests", dependencies: ["SoupKit", "FilmtoneCore", "FilmtoneTestSupport"]),
-        // The built ftgst binary end to end (FTGST_BIN); the looks module only computes expected pixels.
+        // The built ftgst binary end to end (FTGST_BIN); the looks module only computes expected pixels, the core
+        // module's JSONValue reads and writes `ftgst serve`'s messages.
         .testTarget(
-            name: "ftgstCLITests", dependencies: ["FilmtoneTestSupport", "FilmtoneLooks"]
+            name: "ftgstCLITests", dependencies: ["FilmtoneTestSupport", "FilmtoneLooks", "FilmtoneCore"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -85,7 +85,7 @@ enum Commands {
     static let all: [CommandSpec] = [
         ThumbCommand.spec, PreviewCommand.spec, LUTCommand.spec, ProbeCommand.spec, ExportCommand.spec,
         PresetsCommand.spec, CancelCommand.spec, SaveCommand.spec, ShareCommand.spec, MezzanineCommand.spec,
-        ManCommand.spec, CompletionCommand.spec,
+        ServeCommand.spec, ManCommand.spec, CompletionCommand.spec,
     ]
 
     /// The first words of every command: what `ftgst` accepts as COMMAND.

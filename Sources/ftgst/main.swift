@@ -17,6 +17,7 @@ func runCommand(_ words: [String]) async throws {
     case "save": try await SaveCommand.run(rest)
     case "share": try await ShareCommand.run(rest)
     case "mezzanine": try await MezzanineCommand.run(rest)
+    case "serve": try await ServeCommand.run(rest)
     case "man": try ManCommand.run(rest)
     case "completion": try CompletionCommand.run(rest)
     case "--version", "version":

@@ -144,6 +144,27 @@ final class ExportCLITests: XCTestCase {
         XCTAssertTrue(names(in: work).allSatisfy { !$0.hasSuffix(".part") }, "\(names(in: work))")
     }
 
+    func testAnExportLeavesNoGStreamerObjectAlive() throws {
+        let out = work.appendingPathComponent("leaks.mp4").path
+        let result = try Run.ftgst(
+            [
+                "export", try TestEnvironment.fixture("clip.mp4"), "-o", out, "--workspace", workspace.path,
+                "--progress", "none",
+            ],
+            environment: ["GST_TRACERS": "leaks", "GST_DEBUG": "GST_TRACER:7", "GST_DEBUG_NO_COLOR": "1"],
+            timeout: 120)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: out))
+        // The tracer must be active for the absence of leaks to mean anything: it declares its record format.
+        XCTAssertTrue(
+            result.stderr.contains("new format string: object-alive"),
+            "leak tracer did not run: \(result.stderr.prefix(500))")
+        let leaks = result.stderr.split(separator: "\n").filter {
+            $0.contains("object-alive, type-name=(string)") && !$0.contains("new format string")
+        }
+        XCTAssertEqual(leaks.count, 0, "leaked objects: \(leaks.prefix(3))")
+    }
+
     func testProgressLinesAreMonotonicEndAtOneAndTheResultComesLast() throws {
         let output = work.appendingPathComponent("progress.mp4").path
         let result = try Run.ftgst([

@@ -33,6 +33,20 @@ final class MezzanineCLITests: XCTestCase {
         try success(try Run.ftgst(["mezzanine", source, "--cache-dir", cache] + extra))
     }
 
+    func testBuildingAMezzanineLeavesNoGStreamerObjectAlive() throws {
+        let result = try Run.ftgst(
+            ["mezzanine", try TestEnvironment.fixture("clip.mp4"), "--cache-dir", cache],
+            environment: ["GST_TRACERS": "leaks", "GST_DEBUG": "GST_TRACER:7", "GST_DEBUG_NO_COLOR": "1"])
+        XCTAssertEqual(try success(result)["built"] as? Bool, true)
+        XCTAssertTrue(
+            result.stderr.contains("new format string: object-alive"),
+            "leak tracer did not run: \(result.stderr.prefix(500))")
+        let leaks = result.stderr.split(separator: "\n").filter {
+            $0.contains("object-alive, type-name=(string)") && !$0.contains("new format string")
+        }
+        XCTAssertEqual(leaks.count, 0, "leaked objects: \(leaks.prefix(3))")
+    }
+
     private func status(_ source: String) throws -> String? {
         try success(try Run.ftgst(["mezzanine", source, "--cache-dir", cache, "--status"]))["status"] as? String
     }

@@ -16,20 +16,33 @@ public enum CancelReason: String, Sendable, CaseIterable {
     case api
     /// The export's `--timeout-ms` ran out.
     case timeout
+    /// `ftgst serve`: its client went away (stdin reached its end, or stdout could no longer be written).
+    case disconnected
 }
 
 /// One export's stop point. Everything that may stop this export records a reason here: its own deadline, its
 /// task, its workspace's cancel request, and (through `RunningExports`) `cancelExport` and the signals. The first
-/// reason wins. The export's loop reads it from its thread; the others write from theirs.
+/// reason wins. The export's loop reads it from its thread; the others write from theirs. A `detail` (the text an
+/// engine client gave `cancelExport`) travels with the reason into the error message and the record.
 final class ExportCancelToken: Sendable {
-    private let recorded = Mutex<CancelReason?>(nil)
+    private let recorded = Mutex<(reason: CancelReason, detail: String?)?>(nil)
 
-    /// Records `reason` unless one is already recorded.
-    func cancel(_ reason: CancelReason) {
-        recorded.withLock { if $0 == nil { $0 = reason } }
+    /// Records `reason` (and `detail`) unless a reason is already recorded.
+    func cancel(_ reason: CancelReason, detail: String? = nil) {
+        recorded.withLock { if $0 == nil { $0 = (reason, detail) } }
     }
 
-    var reason: CancelReason? { recorded.withLock { $0 } }
+    var reason: CancelReason? { recorded.withLock { $0?.reason } }
+
+    /// The detail recorded with the reason, if any.
+    var detail: String? { recorded.withLock { $0?.detail } }
+
+    /// The export's error message: the reason, then `: detail` when one was given.
+    var message: String? {
+        recorded.withLock { recorded in
+            recorded.map { recorded in recorded.reason.rawValue + (recorded.detail.map { ": \($0)" } ?? "") }
+        }
+    }
 }
 
 /// The exports running in this process: what is meant for all of them (`cancelExport`, SIGINT, SIGTERM) reaches
@@ -99,8 +112,12 @@ public enum ExportSignals {
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
 
     /// `beforeForcedExit` runs on the signal thread just before a second signal exits the process (the CLI ends
-    /// its progress stream with it); the first call's is kept.
-    public static func install(beforeForcedExit: (@Sendable (CancelReason) -> Void)? = nil) {
+    /// its progress stream with it); `onSignal` runs on that thread for a first signal, after the running exports
+    /// were told (`ftgst serve` closes its engine with it). The first call's hooks are kept.
+    public static func install(
+        beforeForcedExit: (@Sendable (CancelReason) -> Void)? = nil,
+        onSignal: (@Sendable (CancelReason) -> Void)? = nil
+    ) {
         guard !installed.isSet() else { return }
         installed.set()
         var fds: [Int32] = [0, 0]
@@ -132,6 +149,7 @@ public enum ExportSignals {
                     beforeForcedExit?(reason)
                     exit(130)
                 }
+                onSignal?(reason)
             }
         }
     }

@@ -73,9 +73,17 @@ public struct ExportResult: Sendable {
 public func runExport(_ options: ExportOptions, progress: (@Sendable (ExportProgress) -> Void)? = nil) async throws
     -> ExportResult
 {
+    try await runExport(options, token: ExportCancelToken(), progress: progress)
+}
+
+/// `runExport` with its stop point made by the caller: the engine (`MediaEngine`) keeps the token of the export it
+/// runs, so its `cancelExport` stops that export, through the same token the signals and the deadline reach.
+func runExport(
+    _ options: ExportOptions, token: ExportCancelToken, progress: (@Sendable (ExportProgress) -> Void)?
+) async throws -> ExportResult {
     let request = try ExportRequest(options)
     return try await runDetached { isCancelled in
-        try ExportRun(request: request, emit: progress ?? { _ in }, isTaskCancelled: isCancelled).run()
+        try ExportRun(request: request, emit: progress ?? { _ in }, isTaskCancelled: isCancelled, token: token).run()
     }
 }
 
@@ -162,6 +170,8 @@ struct ExportRun {
     let request: ExportRequest
     let emit: (ExportProgress) -> Void
     let isTaskCancelled: () -> Bool
+    /// This export's own stop point (see `run`).
+    let token: ExportCancelToken
 
     /// Progress given to each stage: probing up to 2 %, rendering up to 97 %, finalizing the rest; with a
     /// mezzanine, it takes 2–30 % and rendering starts there.
@@ -172,7 +182,6 @@ struct ExportRun {
     func run() throws -> ExportResult {
         // This export's own stop point: its deadline, its task and its workspace's cancel request reach this one
         // export only; `cancelExport` and the signals reach it (and any other running) while it is registered.
-        let token = ExportCancelToken()
         RunningExports.shared.register(token)
         defer { RunningExports.shared.unregister(token) }
         let lock = try request.workspace.lock()
@@ -278,17 +287,18 @@ struct ExportRun {
             var failure = (error as? FilmtoneError) ?? FilmtoneError(.internalError, "\(error)")
             // A cancel noticed inside a step (the probe's wait) is thrown by that step as plain "cancelled"; the
             // export's message is always the reason.
-            if failure.code == .cancelled, let reason = token.reason { failure.message = reason.rawValue }
+            if failure.code == .cancelled, let message = token.message { failure.message = message }
             record.lapOpenStage()
             let outcome: ExportRecorder.Outcome =
                 failure.code == .cancelled
-                ? .cancelled(token.reason ?? .api)
+                ? .cancelled(token.reason ?? .api, detail: token.detail)
                 : .failed(failure)
             record.writeFailureRecord(in: request.workspace.records, outcome: outcome)
             throw failure
         }
     }
 
+    /// Throws `CANCELLED` with the reason; the driver's catch gives it the token's full message.
     static func throwIfCancelled(_ reason: CancelReason?) throws {
         if let reason { throw FilmtoneError(.cancelled, reason.rawValue) }
     }

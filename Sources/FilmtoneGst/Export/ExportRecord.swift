@@ -13,7 +13,8 @@ final class ExportRecorder {
     enum Outcome {
         case ok
         case failed(FilmtoneError)
-        case cancelled(CancelReason)
+        /// With the detail an engine client gave `cancelExport`, if any.
+        case cancelled(CancelReason, detail: String?)
     }
 
     let request: ExportRequest
@@ -110,19 +111,21 @@ final class ExportRecorder {
         var result = "ok"
         var error: JSONValue = .null
         var reason: JSONValue = .null
+        var detail: JSONValue = .null
         switch outcome {
         case .ok: break
         case .failed(let failure):
             result = "failed"
             error = .object([("code", .string(failure.code.rawValue)), ("message", .string(failure.message))])
-        case .cancelled(let why):
+        case .cancelled(let why, let text):
             result = "cancelled"
             reason = .string(why.rawValue)
+            detail = text.map { .string($0) } ?? .null
         }
         let cpu = ResourceUsage.cpuMilliseconds() - cpuAtStart
         let pressureCount = pressure.count
         return .object([
-            ("result", .string(result)), ("cancelReason", reason), ("error", error),
+            ("result", .string(result)), ("cancelReason", reason), ("cancelDetail", detail), ("error", error),
             ("source", .string(request.options.source)), ("output", .string(request.output.path)),
             ("preset", preset.map { .string($0.name) } ?? .null),
             ("startedAt", .string(ISO8601DateFormatter().string(from: startedAt))),

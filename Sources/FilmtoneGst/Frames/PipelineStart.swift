@@ -111,12 +111,14 @@ extension Pipeline {
             throw FilmtoneError(.internalError, "the \(filter) filter has no src pad")
         }
         let sawFrame = AtomicFlag()
-        pad.onData { [self] item in
+        // Weak: the probe lives as long as the pad, which the pipeline owns; a strong capture would keep this
+        // object, and so the whole GStreamer pipeline, alive for ever (every export and mezzanine build leaked).
+        pad.onData { [weak self] item in
             switch item {
             case .buffer:
                 sawFrame.set()
             case .endOfStream where !sawFrame.isSet():
-                postEndOfStream()
+                self?.postEndOfStream()
                 return .drop
             default:
                 break

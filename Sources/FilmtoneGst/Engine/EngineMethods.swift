@@ -1,0 +1,145 @@
+import FilmtoneCore
+import Foundation
+
+// The methods, under the names and shapes of the original plugin's TypeScript interface (`FilmtoneMediaPlugin`).
+// Params are read with the request files' reader (`JSONRequest`, `PreviewOptions.fromJSON`,
+// `ExportOptions.fromJSON`), so a renderPreviewFrame or runExport params object is exactly a request file's object.
+
+extension MediaEngine {
+    typealias Method = @Sendable (MediaEngine, JSONValue) async throws -> JSONValue
+
+    static let methods: [String: Method] = [
+        "pickSource": { _, params in try pickSource(params) },
+        "pickLutFile": { _, params in try pickLUTFile(params) },
+        "probeSource": { _, params in try await probe(params) },
+        "renderPreviewFrame": { engine, params in try await engine.renderPreviewFrame(params) },
+        "runExport": { engine, params in try await engine.export(params) },
+        "saveToPhotos": { _, params in try await save(params) },
+        "shareOutput": { _, params in try await share(params) },
+        "cancelExport": { engine, params in try await engine.cancel(params) },
+    ]
+
+    /// The `exportProgress` notification's params.
+    static func progressParams(_ event: ExportProgress) -> JSONValue {
+        .object([
+            ("stage", .string(event.stage.rawValue)), ("progress", .double((event.progress * 10000).rounded() / 10000)),
+            ("currentFrame", .int(event.currentFrame)), ("totalFrames", event.totalFrames.map { .int($0) } ?? .null),
+        ])
+    }
+
+    // MARK: - Pickers
+
+    static func pickSource(_ params: JSONValue) throws -> JSONValue {
+        try request(params).refuseUnknownKeys([])
+        throw unavailablePicker("pickSource")
+    }
+
+    static func pickLUTFile(_ params: JSONValue) throws -> JSONValue {
+        let request = try request(params)
+        try request.refuseUnknownKeys(["slot"])
+        guard let slot = try request.string("slot"), ["inputLut", "creativeLut"].contains(slot) else {
+            throw FilmtoneError(.invalidArgument, #"pickLutFile needs 'slot': "inputLut" or "creativeLut""#)
+        }
+        throw unavailablePicker("pickLutFile")
+    }
+
+    private static func unavailablePicker(_ method: String) -> RPCError {
+        RPCError(
+            code: RPCError.methodNotFound,
+            "\(method) is not available: ftgst serve has no file picker yet; pass the file's path or URL in the "
+                + "request (probeSource's uri, renderPreviewFrame's and runExport's source, inputLut, creativeLut)")
+    }
+
+    // MARK: - Sources, previews, exports
+
+    static func probe(_ params: JSONValue) async throws -> JSONValue {
+        let request = try request(params)
+        try request.refuseUnknownKeys(["uri", "headers", "timeoutMs"])
+        var options = ProbeOptions(source: try required(request, "uri", of: "probeSource"))
+        if let headers = try request.strings("headers") { options.headers = headers }
+        if let timeout = try request.whole("timeoutMs") { options.timeoutMilliseconds = timeout }
+        return try await probeSource(options).json
+    }
+
+    /// `ftgst preview --request`'s object; without `output`, a new file in the engine's preview folder.
+    func renderPreviewFrame(_ params: JSONValue) async throws -> JSONValue {
+        var options = try PreviewOptions.fromJSON(Data(params.serialized.utf8))
+        let chosen = options.output == nil
+        if chosen {
+            // The format's extension, so the name says what the file holds; a format that does not parse is left
+            // for the request's own check (no extension: its error is the format's).
+            var ext = "png"
+            if let format = options.format { ext = (try? ImageFormat.parse(format))?.fileExtension ?? "" }
+            options.output = try previews.nextPath(extension: ext)
+        }
+        let result = try await Previews.render(options)
+        if chosen { previews.wrote(result.path) }
+        return result.json
+    }
+
+    /// `ftgst export --request`'s object; `exportProgress` notifications while it runs, the result event at the end.
+    func export(_ params: JSONValue) async throws -> JSONValue {
+        let options = try ExportOptions.fromJSON(Data(params.serialized.utf8))
+        let token = ExportCancelToken()
+        let send = self.send
+        return try await runningExport(token) {
+            try await runExport(options, token: token) { event in
+                send(RPCMessage.notification("exportProgress", MediaEngine.progressParams(event)))
+            }
+        }.json
+    }
+
+    /// Stops the running export through its token (reason `api`, the text given as the detail), and answers once
+    /// it has stopped (10 s at most): `{"cancelled":true}`, or `false` when none was running.
+    func cancel(_ params: JSONValue) async throws -> JSONValue {
+        let request = try MediaEngine.request(params)
+        try request.refuseUnknownKeys(["reason"])
+        let reason = try request.string("reason")
+        if let reason, reason.count > 1000 { throw FilmtoneError(.invalidArgument, "'reason' is longer than 1000") }
+        guard let token = runningExportToken else { return .object([("cancelled", .bool(false))]) }
+        token.cancel(.api, detail: reason)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while runningExportToken === token, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return .object([("cancelled", .bool(true))])
+    }
+
+    // MARK: - Delivery
+
+    static func save(_ params: JSONValue) async throws -> JSONValue {
+        let request = try request(params)
+        try request.refuseUnknownKeys(["uri", "library"])
+        var options = SaveOptions(file: try localPath(required(request, "uri", of: "saveToPhotos")))
+        options.library = try request.string("library")
+        return try await saveToLibrary(options).json
+    }
+
+    static func share(_ params: JSONValue) async throws -> JSONValue {
+        let request = try request(params)
+        try request.refuseUnknownKeys(["uri"])
+        return try await shareOutput(ShareOptions(file: try localPath(required(request, "uri", of: "shareOutput"))))
+            .json
+    }
+
+    // MARK: - Params
+
+    private static func request(_ params: JSONValue) throws -> JSONRequest {
+        try JSONRequest(Data(params.serialized.utf8))
+    }
+
+    private static func required(_ request: JSONRequest, _ key: String, of method: String) throws -> String {
+        guard let value = try request.string(key) else {
+            throw FilmtoneError(.invalidArgument, "\(method) needs '\(key)'")
+        }
+        return value
+    }
+
+    /// A path or `file://` URI of a local file (`MediaSource.parse`); a remote URL is `INVALID_ARGUMENT`.
+    private static func localPath(_ uri: String) throws -> String {
+        guard case .local(let path) = try MediaSource.parse(uri) else {
+            throw FilmtoneError(.invalidArgument, "'uri' must be a local file (a path or a file:// URI): \(uri)")
+        }
+        return path
+    }
+}

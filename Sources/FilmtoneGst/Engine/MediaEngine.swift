@@ -1,0 +1,206 @@
+import FilmtoneCore
+import Foundation
+import Synchronization
+
+/// The engine an editor drives: JSON-RPC 2.0 messages in (`receive`), messages out (the `send` closure), whatever
+/// carries them. `ftgst serve` carries them as lines on stdin and stdout; another transport (a WebSocket) hands
+/// the same messages to the same object. One engine lives as long as its client: it is where state kept between
+/// calls belongs (today the export it runs and the previews it wrote).
+///
+/// Each request runs as a task of its own, so requests run side by side (a preview answers while an export runs)
+/// and answers come in the order they finish, matched by id. Notifications (no id) are run and never answered.
+/// Methods and their params are `docs/RPC.md`'s; every error is a JSON-RPC error whose `message` is `[CODE] text`
+/// and `data.code` the stable code (`RPCError`), and the engine keeps serving after any of them.
+public final class MediaEngine: Sendable {
+    /// Called with each message to send, from any thread, one call at a time per message; a transport writes it
+    /// whole (one line) before the next.
+    public typealias Sink = @Sendable (JSONValue) -> Void
+
+    private struct State {
+        var closing = false
+        /// Why it is closing: the message of an export refused because it came too late.
+        var closeMessage = "the engine is closing"
+        /// Set once closing and every request has been answered.
+        var finished = false
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+        var nextTask: UInt64 = 0
+        /// The running export's stop point: one export at a time (`EXPORT_BUSY`, never a queue).
+        var export: ExportCancelToken? = nil
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+    let send: Sink
+    let previews: PreviewFolder
+
+    /// `previewParent`: where the folder for previews asked without an `output` is made; nil: `$XDG_RUNTIME_DIR`,
+    /// else the temporary folder.
+    public init(previewParent: String? = nil, send: @escaping Sink) {
+        self.send = send
+        previews = PreviewFolder(parent: previewParent)
+    }
+
+    // MARK: - Messages
+
+    /// Handles one message: a request, a notification, or a batch of them (an array, answered by one array of the
+    /// answers in the batch's order, or by nothing when it held only notifications). Returns at once; the answers
+    /// are sent when ready. Text that is not JSON is answered `-32700`, an empty batch `-32600`.
+    public func receive(_ message: some Collection<UInt8>) {
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(message)
+        } catch {
+            send(RPCMessage.error(id: .null, RPCError(code: RPCError.parseError, "not JSON: \(error)")))
+            return
+        }
+        // Received after `close`: answered, never run.
+        let refused = state.withLock { $0.closing }
+        guard case .array(let items) = value else {
+            spawn { [self] in
+                if let answer = await answer(value, refused: refused) { send(answer) }
+            }
+            return
+        }
+        guard !items.isEmpty else {
+            send(RPCMessage.error(id: .null, RPCError(code: RPCError.invalidRequest, "an empty batch")))
+            return
+        }
+        spawn { [self] in
+            let answers = await withTaskGroup(of: (Int, JSONValue?).self) { group in
+                for (index, item) in items.enumerated() {
+                    group.addTask { (index, await self.answer(item, refused: refused)) }
+                }
+                var answers: [(Int, JSONValue)] = []
+                for await (index, answer) in group {
+                    if let answer { answers.append((index, answer)) }
+                }
+                return answers.sorted { $0.0 < $1.0 }.map(\.1)
+            }
+            if !answers.isEmpty { send(.array(answers)) }
+        }
+    }
+
+    /// Answers a message the transport did not read whole because it is longer than `limit` bytes: `-32700`
+    /// (its id cannot be known).
+    public func refuseOversized(limit: Int) {
+        send(
+            RPCMessage.error(
+                id: .null, RPCError(code: RPCError.parseError, "a message longer than \(limit) bytes: not read")))
+    }
+
+    /// The answer to one request, nil for a notification.
+    private func answer(_ message: JSONValue, refused: Bool) async -> JSONValue? {
+        let call: RPCCall
+        do {
+            call = try RPCCall(message)
+        } catch {
+            return RPCMessage.error(id: error.id, error.error)
+        }
+        do {
+            if refused { throw FilmtoneError(.cancelled, "the engine is closing") }
+            let result = try await perform(call)
+            return call.id.map { RPCMessage.result(id: $0, result) }
+        } catch {
+            return call.id.map { RPCMessage.error(id: $0, RPCError(error)) }
+        }
+    }
+
+    private func perform(_ call: RPCCall) async throws -> JSONValue {
+        guard let method = MediaEngine.methods[call.method] else {
+            throw RPCError(
+                code: RPCError.methodNotFound,
+                "no method '\(call.method)' (the methods: \(MediaEngine.methods.keys.sorted().joined(separator: ", ")))"
+            )
+        }
+        switch call.params {
+        case nil: return try await method(self, .object([]))
+        case .object(let fields)?: return try await method(self, .object(fields))
+        default: throw RPCError(code: RPCError.invalidParams, "params must be an object (by name), not a list")
+        }
+    }
+
+    /// Runs `work` as a task the engine waits for when closing.
+    private func spawn(_ work: @escaping @Sendable () async -> Void) {
+        state.withLock { state in
+            let id = state.nextTask
+            state.nextTask += 1
+            // The task ends by removing itself, which needs this lock: it cannot do so before it is inserted.
+            let task = Task { [self] in
+                await work()
+                ended(id)
+            }
+            state.tasks[id] = task
+        }
+    }
+
+    private func ended(_ id: UInt64) {
+        state.withLock { $0.tasks[id] = nil }
+        finishIfIdle()
+    }
+
+    // MARK: - Exports
+
+    /// Runs `body` as the engine's one export, with `token` as its stop point: `EXPORT_BUSY` while another runs.
+    func runningExport<T>(_ token: ExportCancelToken, _ body: () async throws -> T) async throws -> T {
+        try state.withLock { state in
+            // An export read before closing whose task starts after it ends as a running one would.
+            if state.closing { throw FilmtoneError(.cancelled, state.closeMessage) }
+            guard state.export == nil else {
+                throw FilmtoneError(
+                    .exportBusy,
+                    "an export is already running in this engine (one at a time, none queued): wait for its answer, "
+                        + "or stop it with cancelExport")
+            }
+            state.export = token
+        }
+        defer { state.withLock { $0.export = nil } }
+        return try await body()
+    }
+
+    /// The running export's stop point, if one runs.
+    var runningExportToken: ExportCancelToken? { state.withLock { $0.export } }
+
+    // MARK: - Closing
+
+    /// Stops serving: requests received from now on are answered `CANCELLED` without running, and the running export
+    /// (or one about to start) is stopped for `reason`, with `detail` (nothing left at its output; its request is
+    /// answered `CANCELLED` with the reason). The other requests received before are cancelled too when
+    /// `cancelRequests` (a signal: stop now), else they run to their answer (the client closed its end after its
+    /// last request: it still gets every answer). `closed()` returns once every request has been answered. Only
+    /// the first call counts; a later one with `cancelRequests` still cancels what runs.
+    public func close(reason: CancelReason, detail: String? = nil, cancelRequests: Bool = true) {
+        let (tasks, export) = state.withLock { state -> ([Task<Void, Never>], ExportCancelToken?) in
+            if !state.closing { state.closeMessage = reason.rawValue + (detail.map { ": \($0)" } ?? "") }
+            state.closing = true
+            return (cancelRequests ? Array(state.tasks.values) : [], state.export)
+        }
+        // The export's token first: its reason wins over the `api` its task's cancellation would record.
+        export?.cancel(reason, detail: detail)
+        for task in tasks { task.cancel() }
+        finishIfIdle()
+    }
+
+    /// Waits until `close` was called and every request has been answered, then removes the previews the engine
+    /// wrote in its folder (only those still its own files) and the folder.
+    public func closed() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state in
+                if state.finished { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+        previews.removeAll()
+    }
+
+    private func finishIfIdle() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard state.closing, state.tasks.isEmpty else { return [] }
+            state.finished = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
