@@ -8,7 +8,8 @@ PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
 .PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine \
-	man completions share install uninstall stage deb clean
+	man completions share install uninstall stage deb clean \
+	ts-client test-ts-client
 
 # What `swift format` formats and lints, with the checked-in .swift-format (4 spaces, 120 columns).
 SWIFT_SOURCES := Package.swift Sources Plugins Tests
@@ -70,10 +71,22 @@ lint:
 
 # The whole suite: the lint, unit tests, in-process GStreamer tests, end-to-end tests of the built CLI binary, and
 # of the staged install (the release build, installed under .build/stage as the .deb holds it).
-test: lint build fixtures stage
+test: lint build fixtures stage ts-client
 	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst \
 	FTGST_PLUGIN_DIR=$(CURDIR)/$(TEST_PLUGIN_DIR) FTGST_STAGE=$(CURDIR)/$(STAGE) \
 	swift test --disable-swift-testing $(SWIFT_TEST_FLAGS)
+	@$(MAKE) --no-print-directory test-ts-client
+
+# The TypeScript client (clients/typescript), compiled by Debian's tsc into .build/ts-client (never the source tree).
+TS_CLIENT := .build/ts-client
+
+ts-client: deps
+	tsc -p clients/typescript/tsconfig.json --outDir $(TS_CLIENT)
+
+# Its tests, with node --test against the debug ftgst serve (make test runs them after the Swift tests).
+test-ts-client: ts-client build fixtures
+	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst \
+	FTGST_TS_CLIENT=$(CURDIR)/$(TS_CLIENT) node --test --test-reporter=spec clients/typescript/test/*.test.js
 
 # Runs the main jobs on a generated sample and prints where the outputs are.
 demo: release
