@@ -171,7 +171,8 @@ export class FilmtoneMedia implements FilmtoneMediaPlugin {
                 entry.timer = setTimeout(() => {
                     if (this.pending.get(id) !== entry) return;
                     this.pending.delete(id);
-                    reject(new FilmtoneMediaError(`${method}: no answer within ${timeoutMs} ms`, "TIMEOUT", null, method));
+                    const text = `${method}: no answer within ${timeoutMs} ms`;
+                    reject(new FilmtoneMediaError(text, "TIMEOUT", null, method));
                 }, timeoutMs);
             }
             this.pending.set(id, entry);
@@ -256,9 +257,8 @@ export class FilmtoneMedia implements FilmtoneMediaPlugin {
         this.closedReason = this.closing ?? `the engine closed: ${reason}`;
         for (const [id, entry] of [...this.pending]) {
             this.settle(id);
-            entry.reject(
-                new FilmtoneMediaError(`${entry.method}: closed before an answer (${reason})`, "CLOSED", null, entry.method),
-            );
+            const text = `${entry.method}: closed before an answer (${reason})`;
+            entry.reject(new FilmtoneMediaError(text, "CLOSED", null, entry.method));
         }
         this.resolveClosed(reason);
     }

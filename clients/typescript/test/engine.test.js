@@ -70,7 +70,8 @@ test("runExport sends exportProgress to listeners until they are removed", { tim
     });
 
     const output = path.join(folder, "out.mp4");
-    const result = await media.runExport({ source: fixture("clip.mp4"), output, workspace: path.join(folder, "workspace") });
+    const workspace = path.join(folder, "workspace");
+    const result = await media.runExport({ source: fixture("clip.mp4"), output, workspace });
     assert.equal(result.event, "result");
     assert.equal(result.path, output);
     assert.deepEqual([result.width, result.height, result.frames], [320, 240, 90]);
@@ -90,21 +91,26 @@ test("runExport sends exportProgress to listeners until they are removed", { tim
     await media.runExport({
         source: fixture("clip.mp4"),
         output: path.join(folder, "again.mp4"),
-        workspace: path.join(folder, "workspace"),
+        workspace,
         maxWidth: 160,
     });
     assert.equal(events.length, count, "no event after remove()");
     await media.close();
 });
 
-test("a second export is EXPORT_BUSY and cancelExport stops the first, leaving nothing", { timeout: 120000 }, async (t) => {
+const BUSY_AND_CANCEL = "a second export is EXPORT_BUSY and cancelExport stops the first, leaving nothing";
+test(BUSY_AND_CANCEL, { timeout: 120000 }, async (t) => {
     const folder = temporaryFolder(t);
     const { media } = startEngine(t, folder);
     const output = path.join(folder, "slow.mp4");
     const { exporting } = await startSlowExport(t, media, folder, output);
 
     const busy = await rejection(
-        media.runExport({ source: fixture("clip.mp4"), output: path.join(folder, "second.mp4"), workspace: path.join(folder, "workspace") }),
+        media.runExport({
+            source: fixture("clip.mp4"),
+            output: path.join(folder, "second.mp4"),
+            workspace: path.join(folder, "workspace"),
+        }),
     );
     assert.ok(busy instanceof client.FilmtoneMediaError);
     assert.deepEqual([busy.code, busy.rpcCode, busy.method], ["EXPORT_BUSY", 75, "runExport"]);
@@ -116,9 +122,10 @@ test("a second export is EXPORT_BUSY and cancelExport stops the first, leaving n
     assert.deepEqual([stopped.code, stopped.rpcCode], ["CANCELLED", 130]);
     assert.equal(stopped.message, "[CANCELLED] api: user pressed stop");
     assert.deepEqual(leftovers(folder), [], "nothing at OUT, no staging file");
-    const records = fs.readdirSync(path.join(folder, "workspace", "records")).filter((n) => n.endsWith("-cancelled.json"));
+    const recordsFolder = path.join(folder, "workspace", "records");
+    const records = fs.readdirSync(recordsFolder).filter((name) => name.endsWith("-cancelled.json"));
     assert.equal(records.length, 1, JSON.stringify(records));
-    const record = JSON.parse(fs.readFileSync(path.join(folder, "workspace", "records", records[0]), "utf8"));
+    const record = JSON.parse(fs.readFileSync(path.join(recordsFolder, records[0]), "utf8"));
     assert.deepEqual([record.cancelReason, record.cancelDetail], ["api", "user pressed stop"]);
 
     assert.deepEqual(await media.cancelExport(), { cancelled: false }, "none runs now");
@@ -169,7 +176,8 @@ test("a call's timeoutMs rejects it with TIMEOUT while the engine's job runs on"
     await media.close();
 });
 
-test("close() ends the engine: a running export is cancelled, the child exits, later calls are CLOSED", { timeout: 120000 }, async (t) => {
+const CLOSE = "close() ends the engine: a running export is cancelled, the child exits, later calls are CLOSED";
+test(CLOSE, { timeout: 120000 }, async (t) => {
     const folder = temporaryFolder(t);
     const { media, transport } = startEngine(t, folder);
     const { exporting } = await startSlowExport(t, media, folder, path.join(folder, "slow.mp4"));
