@@ -68,6 +68,17 @@ final class PreviewFolder: Sendable {
         }
     }
 
+    /// The path of a preview it wrote whose file name is `name` and which is still its file (same device and inode);
+    /// nil otherwise.
+    func file(named name: String) -> String? {
+        state.withLock { state in
+            guard let file = state.written.last(where: { ($0.path as NSString).lastPathComponent == name }),
+                StagedFile.identity(of: file.path).map({ $0 == file.identity }) == true
+            else { return nil }
+            return file.path
+        }
+    }
+
     /// Removes every preview it wrote that is still its file, then the folder if it is empty.
     func removeAll() {
         state.withLock { state in
