@@ -62,7 +62,7 @@ enum ServeCommand {
             let server = try ListenTransport(address: listen, studio: studio, allowed: allowed, engine: engine)
             output.write(.object([("url", .string(server.pageURL))]))
             log(
-                "listening: \(server.pageURL.prefix(while: { $0 != "?" })) (allowed: \(allowed.folders.joined(separator: ", ")))"
+                "listening: \(server.pageURL.prefix(while: { $0 != "?" })) (studio: \(studio.path); allowed: \(allowed.folders.joined(separator: ", ")))"
             )
             transport = server
         }

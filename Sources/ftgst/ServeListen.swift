@@ -45,16 +45,17 @@ final class ListenTransport: Sendable {
     /// Closes every WebSocket (1001, going away) and stops listening.
     func stop() { server.stop() }
 
-    /// The studio's folder: `--studio`, else `<repo>/studio` for a binary in a checkout's `.build`, else
-    /// `PREFIX/share/ftgst/studio` beside an installed `PREFIX/bin/ftgst` (where `make install` puts it). The binary
-    /// is found through `/proc/self/exe`.
+    /// The studio's folder: `--studio`, else `PREFIX/share/ftgst/studio` beside an installed `PREFIX/bin/ftgst`
+    /// (where `make install` puts it), else `<repo>/studio` for a binary in a checkout's `.build`. The installed
+    /// folder comes first: a tree staged under `.build/stage` serves its own copy. The binary is found through
+    /// `/proc/self/exe`.
     static func studioFolder(_ explicit: String?) throws -> URL {
         if let explicit { return URL(fileURLWithPath: explicit, isDirectory: true) }
         let running =
             (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments.first ?? "."
         let folder = URL(fileURLWithPath: running).resolvingSymlinksInPath().deletingLastPathComponent()
-        var candidates: [URL] = []
+        var candidates = [folder.deletingLastPathComponent().appendingPathComponent("share/ftgst/studio")]
         var ancestor = folder
         while ancestor.path != "/" {
             if ancestor.lastPathComponent == ".build" {
@@ -63,7 +64,6 @@ final class ListenTransport: Sendable {
             }
             ancestor.deleteLastPathComponent()
         }
-        candidates.append(folder.deletingLastPathComponent().appendingPathComponent("share/ftgst/studio"))
         var isFolder: ObjCBool = false
         guard
             let found = candidates.first(where: {
@@ -74,6 +74,6 @@ final class ListenTransport: Sendable {
                 .fileNotFound,
                 "no studio folder (looked in \(candidates.map(\.path).joined(separator: ", "))): pass --studio DIR")
         }
-        return found
+        return found.standardizedFileURL
     }
 }
