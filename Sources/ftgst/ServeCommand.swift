@@ -46,7 +46,7 @@ enum ServeCommand {
         }
         guard arguments.positionals.isEmpty else { throw usage("serve takes no arguments") }
         let listen = arguments.string("listen")
-        if listen == nil, arguments.has("allow") || arguments.string("studio") != nil {
+        if listen == nil, !arguments.all("allow").isEmpty || arguments.string("studio") != nil {
             throw usage("--allow and --studio go with --listen")
         }
         // A client that closes its end of stdout makes writes fail with EPIPE instead of killing the engine.

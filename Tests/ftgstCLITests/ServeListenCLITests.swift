@@ -126,6 +126,31 @@ final class ServeListenCLITests: XCTestCase {
         XCTAssertFalse(socket.received.contains { $0["id"]?.int == 3 }, "stdio's answer stays on stdio")
     }
 
+    func testAnExportsProgressAndAnswerGoToItsConnectionOnly() throws {
+        let clip = try inside("clip.mp4")
+        let listening = try startListening()
+        let first = try connect(listening)
+        let second = try connect(listening)
+        let out = work.appendingPathComponent("out.mp4").path
+        let answer = try first.call(
+            id: 1, "runExport",
+            .object([("source", .string(clip)), ("output", .string(out)), ("workspace", .string(workspace.path))]),
+            timeout: 120)
+        XCTAssertEqual(answer["result"]?["frames"]?.int, 90, answer.serialized)
+        let progress = first.received.filter { $0["method"]?.string == "exportProgress" }
+        XCTAssertFalse(progress.isEmpty, "progress on the exporting connection")
+        let answerIndex = try XCTUnwrap(first.received.firstIndex { $0["id"]?.int == 1 })
+        XCTAssertFalse(
+            first.received[answerIndex...].contains { $0["method"]?.string == "exportProgress" },
+            "none after the answer")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: out))
+        // The other connection is open and served, and got nothing of the export.
+        XCTAssertEqual(try second.call(id: 2, "cancelExport", nil)["result"]?["cancelled"], .bool(false))
+        XCTAssertEqual(second.received.map { $0["id"]?.int }, [2], "the second connection got its own answer only")
+        XCTAssertFalse(
+            listening.engine.messages.contains { $0["method"]?.string == "exportProgress" }, "none on stdout")
+    }
+
     func testExportProgressGoesToItsConnectionAndACancelFromAnotherStopsIt() throws {
         let clip = try SlowRemoteClip(self)
         let listening = try startListening()
@@ -237,6 +262,25 @@ final class ServeListenCLITests: XCTestCase {
         XCTAssertEqual(try listening.engine.response(id: 9)["result"]?["container"]?.string, "mp4")
     }
 
+    func testAllowIsRepeatableAndEachFolderMustExist() throws {
+        let other = try TestEnvironment.temporaryDirectory(self)
+        let clip = other.appendingPathComponent("clip.mp4").path
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: clip)
+        let listening = try startListening(["--allow", other.path])
+        let socket = try connect(listening)
+        let probe = try socket.call(id: 1, "probeSource", .object([("uri", .string(clip))]))
+        XCTAssertEqual(probe["result"]?["container"]?.string, "mp4", probe.serialized)
+
+        let missing = work.appendingPathComponent("missing").path
+        let refused = try Run.ftgst(["serve", "--listen", "127.0.0.1:0", "--allow", missing], timeout: 30)
+        XCTAssertEqual(refused.status, 64, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("[INVALID_ARGUMENT] --allow \(missing): not a folder"), refused.stderr)
+        XCTAssertEqual(refused.stdout, "")
+        let alone = try Run.ftgst(["serve", "--allow", work.path], timeout: 30)
+        XCTAssertEqual(alone.status, 64, alone.stderr)
+        XCTAssertTrue(alone.stderr.contains("--allow and --studio go with --listen"), alone.stderr)
+    }
+
     private func inside(_ name: String, from path: String) throws -> String {
         let copy = work.appendingPathComponent(name).path
         try FileManager.default.copyItem(atPath: path, toPath: copy)
@@ -283,6 +327,29 @@ final class ServeListenCLITests: XCTestCase {
         XCTAssertEqual(idle.received.count, 0)
     }
 
+    func testSIGTERMStopsTheExportAndClosesTheSockets() throws {
+        let clip = try SlowRemoteClip(self)
+        let listening = try startListening()
+        let socket = try connect(listening)
+        socket.request(
+            id: 1, "runExport",
+            .object([
+                ("source", .string(clip.url)), ("output", .string(work.appendingPathComponent("term.mp4").path)),
+                ("workspace", .string(workspace.path)),
+            ]))
+        _ = try socket.waitFor(timeout: 60, "a rendering exportProgress") {
+            $0["method"]?.string == "exportProgress" && $0["params"]?["stage"]?.string == "rendering"
+        }
+        kill(listening.engine.process.processIdentifier, SIGTERM)
+        XCTAssertTrue(listening.engine.waitForExit(timeout: Self.promptStop), "ended after SIGTERM")
+        XCTAssertEqual(listening.engine.exitStatus, 0, listening.engine.stderr)
+        let answer = try socket.waitFor(timeout: 5, "the export's answer") { $0["id"]?.int == 1 }
+        XCTAssertEqual(answer["error"]?["message"]?.string, "[CANCELLED] terminated", answer.serialized)
+        XCTAssertEqual(names(in: work).filter { $0 != "workspace" }, [], "nothing at OUT")
+        XCTAssertTrue(socket.waitForClose(timeout: 5), "the socket is closed")
+    }
+
+    // MARK: - HTTP
     // MARK: - HTTP
 
     private struct Response {
