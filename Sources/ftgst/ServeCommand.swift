@@ -21,7 +21,7 @@ enum ServeCommand {
                 defaultValue: "the current folder", repeatable: true, completion: .folder),
             .init(
                 name: "studio", value: "DIR", help: "the folder of the studio's page",
-                defaultValue: "<repo>/studio, or PREFIX/share/ftgst/studio", completion: .folder),
+                defaultValue: "PREFIX/share/ftgst/studio, else <checkout>/studio", completion: .folder),
         ],
         notes: #"""
             reads one JSON-RPC 2.0 request per line on stdin and writes one answer per line on stdout (docs/RPC.md):
