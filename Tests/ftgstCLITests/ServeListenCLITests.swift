@@ -124,6 +124,11 @@ final class ServeListenCLITests: XCTestCase {
         XCTAssertNotNil(stdio["result"]?["path"]?.string, stdio.serialized)
         XCTAssertNil(stdio["result"]?["url"], stdio.serialized)
         XCTAssertFalse(socket.received.contains { $0["id"]?.int == 3 }, "stdio's answer stays on stdio")
+        // …and the server does not serve it: stdio may preview files outside --allow, which a token holder must not
+        // fetch by guessing its name.
+        let stdioName = try XCTUnwrap(stdio["result"]?["path"]?.string).split(separator: "/").last.map(String.init)
+        XCTAssertEqual(
+            try fetch("\(listening.origin)/previews/\(try XCTUnwrap(stdioName))?token=\(listening.token)").status, 404)
     }
 
     func testAnExportsProgressAndAnswerGoToItsConnectionOnly() throws {

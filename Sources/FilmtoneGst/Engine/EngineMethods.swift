@@ -80,7 +80,7 @@ extension MediaEngine {
         }
         let result = try await Previews.render(options)
         guard chosen else { return result.json }
-        previews.wrote(result.path)
+        previews.wrote(result.path, served: client.previewURL != nil)
         guard let url = client.previewURL, case .object(var fields) = result.json else { return result.json }
         fields.append(("url", .string(url((result.path as NSString).lastPathComponent))))
         return .object(fields)

@@ -168,9 +168,9 @@ public final class MediaEngine: Sendable {
 
     // MARK: - Previews
 
-    /// The path of the preview the engine wrote under the file name `name` (as in the path it answered), if it is
-    /// still there and still the file it wrote; nil for any other name. What a transport serves a preview's `url`
-    /// from.
+    /// The path of the preview the engine wrote under the file name `name` (as in the path it answered) for a client
+    /// with a `previewURL`, if it is still there and still the file it wrote; nil for any other name, and for a
+    /// preview written for a client without one (stdio's). What a transport serves a preview's `url` from.
     public func previewFile(named name: String) -> String? { previews.file(named: name) }
 
     // MARK: - Closing
