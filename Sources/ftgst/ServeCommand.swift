@@ -7,7 +7,14 @@ import Synchronization
 enum ServeCommand {
     static let spec = CommandSpec(
         path: ["serve"], synopsis: "serve", summary: "a long-lived engine speaking JSON-RPC 2.0 on stdin/stdout",
-        usage: ["ftgst serve"],
+        usage: ["ftgst serve [--memory-mb N]"],
+        options: [
+            .init(
+                name: "memory-mb", value: "N",
+                help:
+                    "what the warm previews' decoded frames and look tables may hold (least recently used evicted past it; let go after 60 s idle)",
+                defaultValue: "512")
+        ],
         notes: #"""
             reads one JSON-RPC 2.0 request per line on stdin and writes one answer per line on stdout (docs/RPC.md):
             pickSource, pickLutFile, probeSource, renderPreviewFrame, runExport (with exportProgress notifications),
@@ -31,7 +38,12 @@ enum ServeCommand {
         // A client that closes its end of stdout makes writes fail with EPIPE instead of killing the engine.
         signal(SIGPIPE, SIG_IGN)
         let output = LineWriter()
-        let engine = MediaEngine(send: { output.write($0) })
+        var budget = MediaEngine.defaultMemoryBudgetBytes
+        if let megabytes = try arguments.int("memory-mb") {
+            guard (0...1_048_576).contains(megabytes) else { throw usage("--memory-mb must be 0…1048576") }
+            budget = Int(megabytes) << 20
+        }
+        let engine = MediaEngine(memoryBudgetBytes: budget, send: { output.write($0) })
         let closing = Closing(engine)
         output.onBroken = { closing.close(.disconnected, "stdout closed", cancelRequests: true) }
         // SIGTERM and SIGINT stop the running export (as for `ftgst export`) and close the engine; a second one exits

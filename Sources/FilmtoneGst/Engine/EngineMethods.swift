@@ -61,7 +61,9 @@ extension MediaEngine {
         return try await probeSource(options).json
     }
 
-    /// `ftgst preview --request`'s object; without `output`, a new file in the engine's preview folder.
+    /// `ftgst preview --request`'s object; without `output`, a new file in the engine's preview folder. Rendered
+    /// with the engine's warm state (`WarmPreviews`): the same pixels as `ftgst preview`, within 1 code value; the
+    /// answer is the CLI's object with `warm` added (`{"frame": reused?, "look": reused? or null}`).
     func renderPreviewFrame(_ params: JSONValue) async throws -> JSONValue {
         var options = try PreviewOptions.fromJSON(Data(params.serialized.utf8))
         let chosen = options.output == nil
@@ -72,9 +74,11 @@ extension MediaEngine {
             if let format = options.format { ext = (try? ImageFormat.parse(format))?.fileExtension ?? "" }
             options.output = try previews.nextPath(extension: ext)
         }
-        let result = try await Previews.render(options)
+        let (result, reuse) = try await warm.render(options)
         if chosen { previews.wrote(result.path) }
-        return result.json
+        guard case .object(var fields) = result.json else { return result.json }
+        fields.append(("warm", reuse.json))
+        return .object(fields)
     }
 
     /// `ftgst export --request`'s object; `exportProgress` notifications while it runs, the result event at the end.

@@ -32,12 +32,22 @@ public final class MediaEngine: Sendable {
     private let state = Mutex(State())
     let send: Sink
     let previews: PreviewFolder
+    /// The frames and looks kept between previews (`WarmPreviews`).
+    let warm: WarmPreviews
+
+    /// The default of `memoryBudgetBytes` (`ftgst serve --memory-mb`): 512 MiB.
+    public static let defaultMemoryBudgetBytes = 512 << 20
 
     /// `previewParent`: where the folder for previews asked without an `output` is made; nil: `$XDG_RUNTIME_DIR`,
-    /// else the temporary folder.
-    public init(previewParent: String? = nil, send: @escaping Sink) {
+    /// else the temporary folder. `memoryBudgetBytes`: what the warm previews' frames and look tables may hold
+    /// (least recently used evicted past it); `idleRelease`: how long without a preview before they are let go.
+    public init(
+        previewParent: String? = nil, memoryBudgetBytes: Int = MediaEngine.defaultMemoryBudgetBytes,
+        idleRelease: Duration = .seconds(60), send: @escaping Sink
+    ) {
         self.send = send
         previews = PreviewFolder(parent: previewParent)
+        warm = WarmPreviews(budgetBytes: memoryBudgetBytes, idleRelease: idleRelease)
     }
 
     // MARK: - Messages
@@ -192,6 +202,7 @@ public final class MediaEngine: Sendable {
             if done { continuation.resume() }
         }
         previews.removeAll()
+        warm.removeAll()
     }
 
     private func finishIfIdle() {
