@@ -66,36 +66,144 @@ public final class BlendKernel: Sendable {
             if case .table(let table)? = side { table.fillRows(usedBy: pixels, count: count) }
         }
         let weight = Float(full == nil ? 0 : min(1, max(0, intensity)))
-        let shared = SendablePointer(pixels)
-        let (base, full) = (self.base, self.full ?? .identity)
-        LUTKernel.forEachBand(height: height, pixels: count) { rows in
-            for pixel in rows.lowerBound * width..<rows.upperBound * width {
-                let p = shared.pointer + pixel * 3
-                let index = Int(p[0]) | Int(p[1]) << 8 | Int(p[2]) << 16
-                let x = Self.value(base, p, index)
-                let v = weight == 0 ? x : x * (1 - weight) + Self.value(full, p, index) * weight
-                var scaled = v * 255
-                scaled.replace(with: 0, where: scaled .< 0)
-                scaled.replace(with: 255, where: scaled .> 255)
-                let codes = (scaled + 0.5).rounded(.down)
-                p[0] = UInt8(codes.x)
-                p[1] = UInt8(codes.y)
-                p[2] = UInt8(codes.z)
+        let frame = SendablePointer(pixels)
+        switch (base, full ?? .identity) {
+        case (.identity, .table(let table)):
+            Self.blendOverPixels(frame, width, height, SendablePointer(table.entries), weight)
+        case (.table(let x), .table(let c)):
+            Self.blendTables(frame, width, height, SendablePointer(x.entries), SendablePointer(c.entries), weight)
+        case (.perChannel(let values), .table(let table)):
+            Self.blend(
+                frame, width, height, PerChannelReader(values: values), TableReader(entries: table.entries), weight)
+        case (.table(let table), .perChannel(let values)):
+            Self.blend(
+                frame, width, height, TableReader(entries: table.entries), PerChannelReader(values: values), weight)
+        case (.table(let table), .identity):
+            Self.blend(frame, width, height, TableReader(entries: table.entries), IdentityReader(), weight)
+        default:
+            // Neither side has a 3D table: per channel, cheap whatever the path.
+            Self.blend(frame, width, height, AnyReader(side: base), AnyReader(side: full ?? .identity), weight)
+        }
+    }
+
+    /// 0…255 (scaled) → the code: clamped, rounded half up.
+    @inline(__always)
+    private static func code(_ value: Float) -> UInt8 {
+        UInt8(truncatingIfNeeded: Int32(min(max(value, 0), 255) + 0.5))
+    }
+
+    /// The common case (a creative LUT alone) written out: `x` is the pixel itself.
+    private static func blendOverPixels(
+        _ frame: SendablePointer<UInt8>, _ width: Int, _ height: Int, _ table: SendablePointer<Int16>,
+        _ weight: Float
+    ) {
+        let keep = 1 - weight
+        let over = 255 * weight / UnclampedTable.scale
+        LUTKernel.forEachBand(height: height, pixels: width * height) { rows in
+            let pixels = frame.pointer
+            let entries = table.pointer
+            var p = pixels + rows.lowerBound * width * 3
+            let end = pixels + rows.upperBound * width * 3
+            while p < end {
+                let (r, g, b) = (Int(p[0]), Int(p[1]), Int(p[2]))
+                let entry = entries + (r | g << 8 | b << 16) &* 3
+                p[0] = code(Float(r) * keep + Float(entry[0]) * over)
+                p[1] = code(Float(g) * keep + Float(entry[1]) * over)
+                p[2] = code(Float(b) * keep + Float(entry[2]) * over)
+                p += 3
             }
         }
     }
 
-    @inline(__always)
-    private static func value(_ side: Side, _ p: UnsafeMutablePointer<UInt8>, _ index: Int) -> SIMD3<Float> {
-        switch side {
-        case .identity:
-            return SIMD3(Float(p[0]), Float(p[1]), Float(p[2])) / 255
-        case .perChannel(let values):
-            return SIMD3(values[Int(p[0])], values[256 + Int(p[1])], values[512 + Int(p[2])])
-        case .table(let table):
-            let entry = table.entries + index * 3
-            return SIMD3(Float(entry[0]), Float(entry[1]), Float(entry[2])) / UnclampedTable.scale
+    /// Both slots with 3D tables, written out like `blendOverPixels`.
+    private static func blendTables(
+        _ frame: SendablePointer<UInt8>, _ width: Int, _ height: Int, _ base: SendablePointer<Int16>,
+        _ full: SendablePointer<Int16>, _ weight: Float
+    ) {
+        let keep = 255 * (1 - weight) / UnclampedTable.scale
+        let over = 255 * weight / UnclampedTable.scale
+        LUTKernel.forEachBand(height: height, pixels: width * height) { rows in
+            let pixels = frame.pointer
+            var p = pixels + rows.lowerBound * width * 3
+            let end = pixels + rows.upperBound * width * 3
+            while p < end {
+                let offset = (Int(p[0]) | Int(p[1]) << 8 | Int(p[2]) << 16) &* 3
+                let (x, c) = (base.pointer + offset, full.pointer + offset)
+                p[0] = code(Float(x[0]) * keep + Float(c[0]) * over)
+                p[1] = code(Float(x[1]) * keep + Float(c[1]) * over)
+                p[2] = code(Float(x[2]) * keep + Float(c[2]) * over)
+                p += 3
+            }
         }
+    }
+
+    /// The whole frame in bands across the cores; generic over concrete readers, so each pair is its own loop.
+    @inline(never)
+    private static func blend<B: SideReader, F: SideReader>(
+        _ frame: SendablePointer<UInt8>, _ width: Int, _ height: Int, _ base: B, _ full: F, _ weight: Float
+    ) {
+        LUTKernel.forEachBand(height: height, pixels: width * height) { rows in
+            blend(frame.pointer, rows.lowerBound * width..<rows.upperBound * width, base, full, weight)
+        }
+    }
+
+    /// One band of pixels: `x·(1 − weight) + c·weight`, clamped to 0…255 and rounded half up (as `packRow`).
+    @inline(__always)
+    private static func blend<B: SideReader, F: SideReader>(
+        _ pixels: UnsafeMutablePointer<UInt8>, _ range: Range<Int>, _ base: B, _ full: F, _ weight: Float
+    ) {
+        let keep = 255 * (1 - weight)  // the base side weighs 1 - weight (1 when weight is 0: c is x then)
+        let over = 255 * weight
+        for pixel in range {
+            let p = pixels + pixel * 3
+            let (r, g, b) = (Int(p[0]), Int(p[1]), Int(p[2]))
+            let index = r | g << 8 | b << 16
+            let x = base.value(r, g, b, index)
+            let c = weight == 0 ? x : full.value(r, g, b, index)
+            p[0] = code(x.x * keep + c.x * over)
+            p[1] = code(x.y * keep + c.y * over)
+            p[2] = code(x.z * keep + c.z * over)
+        }
+    }
+}
+
+/// One side of a `BlendKernel` read at one pixel, 0…1 unclamped; generic so each pair of sides is its own loop.
+protocol SideReader: Sendable {
+    func value(_ r: Int, _ g: Int, _ b: Int, _ index: Int) -> SIMD3<Float>
+}
+
+struct IdentityReader: SideReader {
+    @inline(__always) func value(_ r: Int, _ g: Int, _ b: Int, _ index: Int) -> SIMD3<Float> {
+        SIMD3(Float(r), Float(g), Float(b)) * (1 / 255)
+    }
+}
+
+struct PerChannelReader: SideReader {
+    let values: [Float]
+    @inline(__always) func value(_ r: Int, _ g: Int, _ b: Int, _ index: Int) -> SIMD3<Float> {
+        values.withUnsafeBufferPointer { SIMD3($0[r], $0[256 + g], $0[512 + b]) }
+    }
+}
+
+/// Either side, chosen per pixel (the per-channel-only looks).
+struct AnyReader: SideReader {
+    let side: BlendKernel.Side
+    @inline(__always) func value(_ r: Int, _ g: Int, _ b: Int, _ index: Int) -> SIMD3<Float> {
+        switch side {
+        case .identity: return IdentityReader().value(r, g, b, index)
+        case .perChannel(let values): return PerChannelReader(values: values).value(r, g, b, index)
+        case .table(let table): return TableReader(entries: table.entries).value(r, g, b, index)
+        }
+    }
+}
+
+/// Unchecked Sendable: the entries are written only under the table's lock before a frame reads them, and the
+/// kernel (which holds the table) outlives the call.
+struct TableReader: SideReader, @unchecked Sendable {
+    let entries: UnsafeMutablePointer<Int16>
+    @inline(__always) func value(_ r: Int, _ g: Int, _ b: Int, _ index: Int) -> SIMD3<Float> {
+        let entry = entries + index * 3
+        return SIMD3(Float(entry[0]), Float(entry[1]), Float(entry[2])) * (1 / UnclampedTable.scale)
     }
 }
 
