@@ -134,17 +134,21 @@ BASH_COMPLETIONDIR = $(DATADIR)/bash-completion/completions
 ZSH_COMPLETIONDIR = $(DATADIR)/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
 FISH_COMPLETIONDIR = $(DATADIR)/fish/vendor_completions.d
 PRESET_FILES := $(notdir $(wildcard pipelines/presets/*.preset))
+# The studio's page and its files (one flat folder), served by `ftgst serve --listen` from share/ftgst/studio.
+STUDIO_FILES := $(notdir $(wildcard studio/*))
 DOC_FILES := README.md $(addprefix docs/,$(notdir $(wildcard docs/*.md)))
 
 # The man page and completions are printed by the release binary being installed (the same tables as its --help).
 install: release
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(GST_PLUGINDIR)" "$(DESTDIR)$(DATADIR)/ftgst/presets" \
+		"$(DESTDIR)$(DATADIR)/ftgst/studio" \
 		"$(DESTDIR)$(DOCDIR)" "$(DESTDIR)$(MAN1DIR)" "$(DESTDIR)$(BASH_COMPLETIONDIR)" \
 		"$(DESTDIR)$(ZSH_COMPLETIONDIR)" "$(DESTDIR)$(FISH_COMPLETIONDIR)"
 	install -m 755 --strip .build/release/ftgst "$(DESTDIR)$(BINDIR)/ftgst"
 	install -m 644 .build/release/libgstfilmtone.so "$(DESTDIR)$(GST_PLUGINDIR)/libgstfilmtone.so"
 	strip --strip-unneeded "$(DESTDIR)$(GST_PLUGINDIR)/libgstfilmtone.so"
 	install -m 644 $(addprefix pipelines/presets/,$(PRESET_FILES)) "$(DESTDIR)$(DATADIR)/ftgst/presets/"
+	install -m 644 $(addprefix studio/,$(STUDIO_FILES)) "$(DESTDIR)$(DATADIR)/ftgst/studio/"
 	install -m 644 $(DOC_FILES) "$(DESTDIR)$(DOCDIR)/"
 	.build/release/ftgst man | gzip -n9 > "$(DESTDIR)$(MAN1DIR)/ftgst.1.gz.tmp"
 	mv "$(DESTDIR)$(MAN1DIR)/ftgst.1.gz.tmp" "$(DESTDIR)$(MAN1DIR)/ftgst.1.gz"
@@ -159,10 +163,12 @@ install: release
 uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/ftgst" "$(DESTDIR)$(GST_PLUGINDIR)/libgstfilmtone.so" \
 		$(addprefix "$(DESTDIR)$(DATADIR)/ftgst/presets/,$(addsuffix ",$(PRESET_FILES))) \
+		$(addprefix "$(DESTDIR)$(DATADIR)/ftgst/studio/,$(addsuffix ",$(STUDIO_FILES))) \
 		$(addprefix "$(DESTDIR)$(DOCDIR)/,$(addsuffix ",$(notdir $(DOC_FILES)))) \
 		"$(DESTDIR)$(MAN1DIR)/ftgst.1.gz" "$(DESTDIR)$(BASH_COMPLETIONDIR)/ftgst" \
 		"$(DESTDIR)$(ZSH_COMPLETIONDIR)/_ftgst" "$(DESTDIR)$(FISH_COMPLETIONDIR)/ftgst.fish"
-	-rmdir "$(DESTDIR)$(DATADIR)/ftgst/presets" "$(DESTDIR)$(DATADIR)/ftgst" "$(DESTDIR)$(DOCDIR)" 2>/dev/null
+	-rmdir "$(DESTDIR)$(DATADIR)/ftgst/presets" "$(DESTDIR)$(DATADIR)/ftgst/studio" "$(DESTDIR)$(DATADIR)/ftgst" \
+		"$(DESTDIR)$(DOCDIR)" 2>/dev/null
 
 # The tree a package holds, under .build/stage (PREFIX=/usr), which the install test checks. A second staged
 # install is uninstalled at once: `make uninstall` must leave no file behind.

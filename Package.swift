@@ -3,11 +3,11 @@
 //
 // The targets are the layers (docs/ARCHITECTURE.md#layers); each depends only on those below it:
 //
-//   ftgst (CLI) ─► FilmtoneGst (features, the public API)
-//                    ├─► FilmtoneElements (ftlut, fttrim, the plugin) ─► GstKit ─► CGst
-//                    ├─► ImageCodecs ─► CImageCodecs
-//                    ├─► SoupKit (the loopback HTTP/WebSocket server) ─► CSoup
-//                    └─► FilmtoneLooks (pure Swift) ─► FilmtoneCore (pure Swift)
+//   ftgst (CLI) ─┬► FilmtoneGst (features, the public API)
+//                │    ├─► FilmtoneElements (ftlut, fttrim, the plugin) ─► GstKit ─► CGst
+//                │    ├─► ImageCodecs ─► CImageCodecs
+//                │    └─► FilmtoneLooks (pure Swift) ─► FilmtoneCore (pure Swift)
+//                └► SoupKit (the loopback HTTP/WebSocket server, serve --listen) ─► CSoup
 import PackageDescription
 
 let package = Package(
@@ -59,7 +59,7 @@ let package = Package(
             dependencies: ["FilmtoneCore", "FilmtoneLooks", "GstKit", "FilmtoneElements", "ImageCodecs"]
         ),
         // BuildInfo writes the git commit into the CLI before each build (`ftgst --version`).
-        .executableTarget(name: "ftgst", dependencies: ["FilmtoneGst"], plugins: ["BuildInfo"]),
+        .executableTarget(name: "ftgst", dependencies: ["FilmtoneGst", "SoupKit"], plugins: ["BuildInfo"]),
         .plugin(name: "BuildInfo", capability: .buildTool()),
         // Micro-benchmarks of the hot loops through the modules' APIs (bench/lut.sh); not installed.
         .executableTarget(name: "ftgst-bench", dependencies: ["FilmtoneGst", "FilmtoneLooks"]),
@@ -91,9 +91,9 @@ let package = Package(
         // The loopback server over real sockets: static files, the token, the WebSocket and its Origin check.
         .testTarget(name: "SoupKitTests", dependencies: ["SoupKit", "FilmtoneCore", "FilmtoneTestSupport"]),
         // The built ftgst binary end to end (FTGST_BIN); the looks module only computes expected pixels, the core
-        // module's JSONValue reads and writes `ftgst serve`'s messages.
+        // module's JSONValue reads and writes `ftgst serve`'s messages, SoupKit's client talks to `serve --listen`.
         .testTarget(
-            name: "ftgstCLITests", dependencies: ["FilmtoneTestSupport", "FilmtoneLooks", "FilmtoneCore"]
+            name: "ftgstCLITests", dependencies: ["FilmtoneTestSupport", "FilmtoneLooks", "FilmtoneCore", "SoupKit"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -41,8 +41,13 @@ package final class LocalServer: Sendable {
     /// Throws `INVALID_ARGUMENT` for a host other than `127.0.0.1` (nothing but the loopback interface is ever
     /// bound), a port outside 0…65535, or a port that cannot be bound (in use); `FILE_NOT_FOUND` if `staticFolder`
     /// is not a folder.
+    ///
+    /// `files`: a file served from outside the folder (the engine's previews), for a request path; asked first (on
+    /// the loop's thread), nil: the folder's file. Its Content-Type comes from its extension as for the folder's
+    /// (`StaticFiles.contentTypes`), and a file of another type is not served.
     package init(
         host: String = "127.0.0.1", port: Int = 0, staticFolder: URL,
+        files: @escaping @Sendable (String) -> String? = { _ in nil },
         onMessage: @escaping @Sendable (WebSocketConnection, String) -> Void,
         onClose: @escaping @Sendable (WebSocketConnection) -> Void = { _ in }
     ) throws {
@@ -58,7 +63,7 @@ package final class LocalServer: Sendable {
         let token = try AccessToken.random()
         let loop = MainLoopThread(name: "ftgst-server")
         let core = ServerCore(
-            root: root, token: token, loop: loop, handlers: .init(onMessage: onMessage, onClose: onClose))
+            root: root, token: token, loop: loop, handlers: .init(files: files, onMessage: onMessage, onClose: onClose))
         let deadline = DispatchTime.now() + Self.loopDeadline
         let started = loop.invokeAndWait(until: deadline) { core.start(port: port) }
         guard case .success(let bound)? = started else {
@@ -88,6 +93,7 @@ package final class LocalServer: Sendable {
 
 /// What the server calls: on the loop's thread.
 struct ServerHandlers: Sendable {
+    let files: @Sendable (String) -> String?
     let onMessage: @Sendable (WebSocketConnection, String) -> Void
     let onClose: @Sendable (WebSocketConnection) -> Void
 }
@@ -181,7 +187,9 @@ final class ServerCore: @unchecked Sendable {
         guard method == "GET" else {
             return soup_server_message_set_status(message, guint(SOUP_STATUS_METHOD_NOT_ALLOWED.rawValue), nil)
         }
-        guard let file = StaticFiles.resolve(request.path, in: root),
+        guard
+            let file = handlers.files(request.path).map(StaticFiles.typed)
+                ?? StaticFiles.resolve(request.path, in: root),
             let body = FileManager.default.contents(atPath: file.path)
         else {
             return soup_server_message_set_status(message, guint(SOUP_STATUS_NOT_FOUND.rawValue), nil)

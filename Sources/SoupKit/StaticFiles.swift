@@ -41,6 +41,14 @@ package enum StaticFiles {
         return (real, type)
     }
 
+    /// `path` with its Content-Type, nil when its extension is not one served.
+    package static func typed(_ path: String) -> (path: String, contentType: String)? {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/"),
+            let type = contentTypes[path[path.index(after: dot)...].lowercased()]
+        else { return nil }
+        return (path, type)
+    }
+
     /// The resolved path of an existing folder (`realpath`), nil if it is not one.
     package static func resolvedFolder(_ path: String) -> String? {
         guard let real = realPath(path) else { return nil }

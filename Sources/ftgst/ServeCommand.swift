@@ -7,19 +7,37 @@ import Synchronization
 enum ServeCommand {
     static let spec = CommandSpec(
         path: ["serve"], synopsis: "serve", summary: "a long-lived engine speaking JSON-RPC 2.0 on stdin/stdout",
-        usage: ["ftgst serve [--memory-mb N]"],
+        usage: [
+            "ftgst serve [--memory-mb N]",
+            "ftgst serve --listen 127.0.0.1:PORT [--allow DIR]... [--studio DIR] [--memory-mb N]",
+        ],
         options: [
             .init(
                 name: "memory-mb", value: "N",
                 help:
                     "what the warm previews' decoded frames and look tables may hold (least recently used evicted past it; let go after 60 s idle)",
-                defaultValue: "512")
+                defaultValue: "512"),
+            .init(
+                name: "listen", value: "127.0.0.1:PORT",
+                help:
+                    "also serve the protocol over a WebSocket at /rpc and the studio's page, on the loopback interface only (PORT 0: a free one); the first stdout line is {\"url\":…}"
+            ),
+            .init(
+                name: "allow", value: "DIR",
+                help:
+                    "a folder whose files WebSocket clients may name as sources, LUTs and outputs (symbolic links resolved); stdio is not limited",
+                defaultValue: "the current folder", repeatable: true, completion: .folder),
+            .init(
+                name: "studio", value: "DIR", help: "the folder of the studio's page",
+                defaultValue: "PREFIX/share/ftgst/studio, else <checkout>/studio", completion: .folder),
         ],
         notes: #"""
             reads one JSON-RPC 2.0 request per line on stdin and writes one answer per line on stdout (docs/RPC.md):
             pickSource, pickLutFile, probeSource, renderPreviewFrame, runExport (with exportProgress notifications),
-            saveToPhotos, shareOutput, cancelExport. Logs go to stderr. It ends when stdin closes, on SIGTERM or
-            SIGINT, and when its parent exits, stopping a running export first (nothing left at its output); exit 0.
+            saveToPhotos, shareOutput, cancelExport. Logs go to stderr. With --listen, every request needs the token
+            of the url line, and a WebSocket only from the page's own Origin. It ends when stdin closes, on SIGTERM or
+            SIGINT, and when its parent exits, stopping a running export first (nothing left at its output) and
+            closing the WebSockets; exit 0.
             """#)
 
     /// The longest message: a line longer than this is answered -32700 and skipped.
@@ -35,6 +53,10 @@ enum ServeCommand {
             return
         }
         guard arguments.positionals.isEmpty else { throw usage("serve takes no arguments") }
+        let listen = arguments.string("listen")
+        if listen == nil, !arguments.all("allow").isEmpty || arguments.string("studio") != nil {
+            throw usage("--allow and --studio go with --listen")
+        }
         // A client that closes its end of stdout makes writes fail with EPIPE instead of killing the engine.
         signal(SIGPIPE, SIG_IGN)
         let output = LineWriter()
@@ -44,6 +66,19 @@ enum ServeCommand {
             budget = Int(megabytes) << 20
         }
         let engine = MediaEngine(memoryBudgetBytes: budget, send: { output.write($0) })
+        var transport: ListenTransport?
+        if let listen {
+            let allowed = try FileAccess(
+                folders: arguments.all("allow").isEmpty
+                    ? [FileManager.default.currentDirectoryPath] : arguments.all("allow"))
+            let studio = try ListenTransport.studioFolder(arguments.string("studio"))
+            let server = try ListenTransport(address: listen, studio: studio, allowed: allowed, engine: engine)
+            output.write(.object([("url", .string(server.pageURL))]))
+            log(
+                "listening: \(server.pageURL.prefix(while: { $0 != "?" })) (studio: \(studio.path); allowed: \(allowed.folders.joined(separator: ", ")))"
+            )
+            transport = server
+        }
         let closing = Closing(engine)
         output.onBroken = { closing.close(.disconnected, "stdout closed", cancelRequests: true) }
         // SIGTERM and SIGINT stop the running export (as for `ftgst export`) and close the engine; a second one exits
@@ -57,6 +92,8 @@ enum ServeCommand {
             closing.close(.disconnected, "stdin closed", cancelRequests: false)
         }
         await engine.closed()
+        // Every answer is sent: now the WebSockets close (1001, going away).
+        transport?.stop()
         log("closed")
     }
 

@@ -37,6 +37,35 @@ final class LocalServerTests: XCTestCase {
         XCTAssertEqual(json.headers["referrer-policy"], "no-referrer")
     }
 
+    func testServesFilesTheLookupNamesFromOutsideTheFolderWithTheTokenOnly() throws {
+        let site = try makeSite()
+        let elsewhere = try TestEnvironment.temporaryDirectory(self)
+        let preview = elsewhere.appendingPathComponent("preview-1.png")
+        let text = elsewhere.appendingPathComponent("preview-2.txt")
+        try site.pngBytes.write(to: preview)
+        try Data("text\n".utf8).write(to: text)
+        let server = try LocalServer(
+            staticFolder: site.folder,
+            files: { path in
+                switch path {
+                case "/previews/preview-1.png": return preview.path
+                case "/previews/preview-2.txt": return text.path
+                default: return nil
+                }
+            }, onMessage: { _, _ in })
+        defer { server.stop() }
+        let token = "?token=\(server.token.hex)"
+
+        let served = try fetch(server, "/previews/preview-1.png\(token)")
+        XCTAssertEqual(served.status, 200)
+        XCTAssertEqual(served.contentType, "image/png")
+        XCTAssertEqual(served.body, site.pngBytes)
+        XCTAssertEqual(try fetch(server, "/previews/preview-1.png").status, 403, "the token is still needed")
+        XCTAssertEqual(try fetch(server, "/previews/preview-2.txt\(token)").status, 404, "not a served type")
+        XCTAssertEqual(try fetch(server, "/previews/preview-3.png\(token)").status, 404, "nothing there")
+        XCTAssertEqual(try fetch(server, "/app.js\(token)").status, 200, "the folder's files as before")
+    }
+
     func testRefusesARequestWithoutTheRightToken() throws {
         let site = try makeSite()
         let server = try LocalServer(staticFolder: site.folder, onMessage: { _, _ in })

@@ -73,6 +73,10 @@ final class InstallTests: XCTestCase {
         let presets = try FileManager.default.contentsOfDirectory(
             atPath: stage.appendingPathComponent("usr/share/ftgst/presets").path)
         XCTAssertTrue(presets.contains("h264-mp4.preset"), "\(presets)")
+        XCTAssertTrue(
+            FileManager.default.fileExists(
+                atPath: stage.appendingPathComponent("usr/share/ftgst/studio/index.html").path),
+            "the studio's page")
         for doc in ["README.md", "CLI.md", "LOOKS.md"] {
             XCTAssertTrue(
                 FileManager.default.fileExists(atPath: stage.appendingPathComponent("usr/share/doc/ftgst/\(doc)").path),
@@ -90,6 +94,29 @@ final class InstallTests: XCTestCase {
                 XCTAssertFalse(ldd.stdout.contains(library), "\(file) loads \(library):\n\(ldd.stdout)")
             }
         }
+        // serve --listen's server: libsoup 3, which scripts/deb's dpkg -S turns into a Depends on libsoup-3.0-0.
+        let ldd = try Run.tool("ldd", [binary.path])
+        XCTAssertTrue(ldd.stdout.contains("libsoup-3.0.so.0"), ldd.stdout)
+    }
+
+    /// `ftgst serve --listen` from PATH serves the installed studio page (share/ftgst/studio), not a checkout's.
+    func testTheInstalledServeListenServesTheInstalledStudio() throws {
+        let engine = try EngineProcess(
+            executable: binary, arguments: ["serve", "--listen", "127.0.0.1:0", "--allow", home.path],
+            environment: environment())
+        addTeardownBlock { engine.kill() }
+        let url = try XCTUnwrap(try engine.waitFor(timeout: 30, "the url line") { _ in true }["url"]?.string)
+        let page = try Run.tool("curl", ["-s", "--max-time", "10", "-w", "\n%{http_code}", url], timeout: 20)
+        XCTAssertEqual(page.status, 0, page.stderr)
+        XCTAssertTrue(page.stdout.hasSuffix("\n200"), page.stdout)
+        XCTAssertTrue(page.stdout.contains("studio"), page.stdout)
+        engine.closeInput()
+        XCTAssertTrue(engine.waitForExit(timeout: 10))
+        XCTAssertEqual(engine.exitStatus, 0, engine.stderr)
+        // Read once the process has ended and its stderr is drained.
+        XCTAssertTrue(
+            engine.stderr.contains("studio: \(stage.appendingPathComponent("usr/share/ftgst/studio").path)"),
+            engine.stderr)
     }
 
     /// From PATH, outside the checkout: presets (compiled in), a thumbnail, a preview and an export with a look.

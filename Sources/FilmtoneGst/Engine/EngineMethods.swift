@@ -6,17 +6,17 @@ import Foundation
 // `ExportOptions.fromJSON`), so a renderPreviewFrame or runExport params object is exactly a request file's object.
 
 extension MediaEngine {
-    typealias Method = @Sendable (MediaEngine, JSONValue) async throws -> JSONValue
+    typealias Method = @Sendable (MediaEngine, JSONValue, RPCClient) async throws -> JSONValue
 
     static let methods: [String: Method] = [
-        "pickSource": { _, params in try pickSource(params) },
-        "pickLutFile": { _, params in try pickLUTFile(params) },
-        "probeSource": { _, params in try await probe(params) },
-        "renderPreviewFrame": { engine, params in try await engine.renderPreviewFrame(params) },
-        "runExport": { engine, params in try await engine.export(params) },
-        "saveToPhotos": { _, params in try await save(params) },
-        "shareOutput": { _, params in try await share(params) },
-        "cancelExport": { engine, params in try await engine.cancel(params) },
+        "pickSource": { _, params, _ in try pickSource(params) },
+        "pickLutFile": { _, params, _ in try pickLUTFile(params) },
+        "probeSource": { _, params, client in try await probe(params, client) },
+        "renderPreviewFrame": { engine, params, client in try await engine.renderPreviewFrame(params, client) },
+        "runExport": { engine, params, client in try await engine.export(params, client) },
+        "saveToPhotos": { _, params, client in try await save(params, client) },
+        "shareOutput": { _, params, client in try await share(params, client) },
+        "cancelExport": { engine, params, _ in try await engine.cancel(params) },
     ]
 
     /// The `exportProgress` notification's params.
@@ -52,20 +52,26 @@ extension MediaEngine {
 
     // MARK: - Sources, previews, exports
 
-    static func probe(_ params: JSONValue) async throws -> JSONValue {
+    static func probe(_ params: JSONValue, _ client: RPCClient) async throws -> JSONValue {
         let request = try request(params)
         try request.refuseUnknownKeys(["uri", "headers", "timeoutMs"])
         var options = ProbeOptions(source: try required(request, "uri", of: "probeSource"))
+        try client.allowed?.check(source: options.source, "uri")
         if let headers = try request.strings("headers") { options.headers = headers }
         if let timeout = try request.whole("timeoutMs") { options.timeoutMilliseconds = timeout }
         return try await probeSource(options).json
     }
 
-    /// `ftgst preview --request`'s object; without `output`, a new file in the engine's preview folder. Rendered
-    /// with the engine's warm state (`WarmPreviews`): the same pixels as `ftgst preview`, within 1 code value; the
-    /// answer is the CLI's object with `warm` added (`{"frame": reused?, "look": reused? or null}`).
-    func renderPreviewFrame(_ params: JSONValue) async throws -> JSONValue {
+    /// `ftgst preview --request`'s object; without `output`, a new file in the engine's preview folder (and, for a
+    /// client that reaches previews by URL, its `url`). Rendered with the engine's warm state (`WarmPreviews`): the
+    /// same pixels as `ftgst preview`, within 1 code value; the answer is the CLI's object with `warm` added
+    /// (`{"frame": reused?, "look": reused? or null}`).
+    func renderPreviewFrame(_ params: JSONValue, _ client: RPCClient) async throws -> JSONValue {
         var options = try PreviewOptions.fromJSON(Data(params.serialized.utf8))
+        if let allowed = client.allowed {
+            try allowed.check(render: options.render)
+            if let folder = options.mezzanineDirectory { try allowed.check(path: folder, "mezzanineDir") }
+        }
         let chosen = options.output == nil
         if chosen {
             // The format's extension, so the name says what the file holds; a format that does not parse is left
@@ -75,17 +81,27 @@ extension MediaEngine {
             options.output = try previews.nextPath(extension: ext)
         }
         let (result, reuse) = try await warm.render(options)
-        if chosen { previews.wrote(result.path) }
         guard case .object(var fields) = result.json else { return result.json }
         fields.append(("warm", reuse.json))
+        guard chosen else { return .object(fields) }
+        previews.wrote(result.path, served: client.previewURL != nil)
+        if let url = client.previewURL {
+            fields.append(("url", .string(url((result.path as NSString).lastPathComponent))))
+        }
         return .object(fields)
     }
 
     /// `ftgst export --request`'s object; `exportProgress` notifications while it runs, the result event at the end.
-    func export(_ params: JSONValue) async throws -> JSONValue {
+    /// They go to `client` alone.
+    func export(_ params: JSONValue, _ client: RPCClient) async throws -> JSONValue {
         let options = try ExportOptions.fromJSON(Data(params.serialized.utf8))
+        if let allowed = client.allowed {
+            try allowed.check(render: options.render)
+            if let folder = options.presets { try allowed.check(path: folder, "presets") }
+            if let folder = options.workspace { try allowed.check(path: folder, "workspace") }
+        }
         let token = ExportCancelToken()
-        let send = self.send
+        let send = client.send
         return try await runningExport(token) {
             try await runExport(options, token: token) { event in
                 send(RPCMessage.notification("exportProgress", MediaEngine.progressParams(event)))
@@ -111,19 +127,22 @@ extension MediaEngine {
 
     // MARK: - Delivery
 
-    static func save(_ params: JSONValue) async throws -> JSONValue {
+    static func save(_ params: JSONValue, _ client: RPCClient) async throws -> JSONValue {
         let request = try request(params)
         try request.refuseUnknownKeys(["uri", "library"])
         var options = SaveOptions(file: try localPath(required(request, "uri", of: "saveToPhotos")))
+        try client.allowed?.check(path: options.file, "uri")
+        if let library = options.library { try client.allowed?.check(path: library, "library") }
         options.library = try request.string("library")
         return try await saveToLibrary(options).json
     }
 
-    static func share(_ params: JSONValue) async throws -> JSONValue {
+    static func share(_ params: JSONValue, _ client: RPCClient) async throws -> JSONValue {
         let request = try request(params)
         try request.refuseUnknownKeys(["uri"])
-        return try await shareOutput(ShareOptions(file: try localPath(required(request, "uri", of: "shareOutput"))))
-            .json
+        let file = try localPath(required(request, "uri", of: "shareOutput"))
+        try client.allowed?.check(path: file, "uri")
+        return try await shareOutput(ShareOptions(file: file)).json
     }
 
     // MARK: - Params

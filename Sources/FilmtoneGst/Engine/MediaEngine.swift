@@ -4,8 +4,10 @@ import Synchronization
 
 /// The engine an editor drives: JSON-RPC 2.0 messages in (`receive`), messages out (the `send` closure), whatever
 /// carries them. `ftgst serve` carries them as lines on stdin and stdout; another transport (a WebSocket) hands
-/// the same messages to the same object. One engine lives as long as its client: it is where state kept between
-/// calls belongs (today the export it runs and the previews it wrote).
+/// the same messages to the same object, each connection as an `RPCClient` of its own: its answers and the
+/// `exportProgress` notifications of the export it started go to it alone, while the engine's state (the one
+/// export, the previews it wrote) is shared, so `cancelExport` from any client stops the running export. One engine
+/// lives as long as its transports.
 ///
 /// Each request runs as a task of its own, so requests run side by side (a preview answers while an export runs)
 /// and answers come in the order they finish, matched by id. Notifications (no id) are run and never answered.
@@ -30,7 +32,8 @@ public final class MediaEngine: Sendable {
     }
 
     private let state = Mutex(State())
-    let send: Sink
+    /// The client of `receive(_:)` without one: the stdio transport's, which may name any file.
+    let primary: RPCClient
     let previews: PreviewFolder
     /// The frames and looks kept between previews (`WarmPreviews`).
     let warm: WarmPreviews
@@ -39,13 +42,14 @@ public final class MediaEngine: Sendable {
     public static let defaultMemoryBudgetBytes = 512 << 20
 
     /// `previewParent`: where the folder for previews asked without an `output` is made; nil: `$XDG_RUNTIME_DIR`,
-    /// else the temporary folder. `memoryBudgetBytes`: what the warm previews' frames and look tables may hold
-    /// (least recently used evicted past it); `idleRelease`: how long without a preview before they are let go.
+    /// else the temporary folder. `send`: where the answers to messages received without a client go.
+    /// `memoryBudgetBytes`: what the warm previews' frames and look tables may hold (least recently used evicted
+    /// past it); `idleRelease`: how long without a preview before they are let go.
     public init(
         previewParent: String? = nil, memoryBudgetBytes: Int = MediaEngine.defaultMemoryBudgetBytes,
         idleRelease: Duration = .seconds(60), send: @escaping Sink
     ) {
-        self.send = send
+        primary = RPCClient(send: send)
         previews = PreviewFolder(parent: previewParent)
         warm = WarmPreviews(budgetBytes: memoryBudgetBytes, idleRelease: idleRelease)
     }
@@ -54,8 +58,11 @@ public final class MediaEngine: Sendable {
 
     /// Handles one message: a request, a notification, or a batch of them (an array, answered by one array of the
     /// answers in the batch's order, or by nothing when it held only notifications). Returns at once; the answers
-    /// are sent when ready. Text that is not JSON is answered `-32700`, an empty batch `-32600`.
-    public func receive(_ message: some Collection<UInt8>) {
+    /// are sent when ready, to `client` (nil: the engine's own `send`). Text that is not JSON is answered `-32700`,
+    /// an empty batch `-32600`.
+    public func receive(_ message: some Collection<UInt8>, from client: RPCClient? = nil) {
+        let client = client ?? primary
+        let send = client.send
         let value: JSONValue
         do {
             value = try JSONValue.parse(message)
@@ -67,7 +74,7 @@ public final class MediaEngine: Sendable {
         let refused = state.withLock { $0.closing }
         guard case .array(let items) = value else {
             spawn { [self] in
-                if let answer = await answer(value, refused: refused) { send(answer) }
+                if let answer = await answer(value, refused: refused, client) { send(answer) }
             }
             return
         }
@@ -78,7 +85,7 @@ public final class MediaEngine: Sendable {
         spawn { [self] in
             let answers = await withTaskGroup(of: (Int, JSONValue?).self) { group in
                 for (index, item) in items.enumerated() {
-                    group.addTask { (index, await self.answer(item, refused: refused)) }
+                    group.addTask { (index, await self.answer(item, refused: refused, client)) }
                 }
                 var answers: [(Int, JSONValue)] = []
                 for await (index, answer) in group {
@@ -91,15 +98,15 @@ public final class MediaEngine: Sendable {
     }
 
     /// Answers a message the transport did not read whole because it is longer than `limit` bytes: `-32700`
-    /// (its id cannot be known).
-    public func refuseOversized(limit: Int) {
-        send(
+    /// (its id cannot be known), to `client` (nil: the engine's own `send`).
+    public func refuseOversized(limit: Int, from client: RPCClient? = nil) {
+        (client ?? primary).send(
             RPCMessage.error(
                 id: .null, RPCError(code: RPCError.parseError, "a message longer than \(limit) bytes: not read")))
     }
 
     /// The answer to one request, nil for a notification.
-    private func answer(_ message: JSONValue, refused: Bool) async -> JSONValue? {
+    private func answer(_ message: JSONValue, refused: Bool, _ client: RPCClient) async -> JSONValue? {
         let call: RPCCall
         do {
             call = try RPCCall(message)
@@ -108,14 +115,14 @@ public final class MediaEngine: Sendable {
         }
         do {
             if refused { throw FilmtoneError(.cancelled, "the engine is closing") }
-            let result = try await perform(call)
+            let result = try await perform(call, client)
             return call.id.map { RPCMessage.result(id: $0, result) }
         } catch {
             return call.id.map { RPCMessage.error(id: $0, RPCError(error)) }
         }
     }
 
-    private func perform(_ call: RPCCall) async throws -> JSONValue {
+    private func perform(_ call: RPCCall, _ client: RPCClient) async throws -> JSONValue {
         guard let method = MediaEngine.methods[call.method] else {
             throw RPCError(
                 code: RPCError.methodNotFound,
@@ -123,8 +130,8 @@ public final class MediaEngine: Sendable {
             )
         }
         switch call.params {
-        case nil: return try await method(self, .object([]))
-        case .object(let fields)?: return try await method(self, .object(fields))
+        case nil: return try await method(self, .object([]), client)
+        case .object(let fields)?: return try await method(self, .object(fields), client)
         default: throw RPCError(code: RPCError.invalidParams, "params must be an object (by name), not a list")
         }
     }
@@ -169,6 +176,13 @@ public final class MediaEngine: Sendable {
 
     /// The running export's stop point, if one runs.
     var runningExportToken: ExportCancelToken? { state.withLock { $0.export } }
+
+    // MARK: - Previews
+
+    /// The path of the preview the engine wrote under the file name `name` (as in the path it answered) for a client
+    /// with a `previewURL`, if it is still there and still the file it wrote; nil for any other name, and for a
+    /// preview written for a client without one (stdio's). What a transport serves a preview's `url` from.
+    public func previewFile(named name: String) -> String? { previews.file(named: name) }
 
     // MARK: - Closing
 

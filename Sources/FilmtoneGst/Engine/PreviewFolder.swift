@@ -16,6 +16,8 @@ final class PreviewFolder: Sendable {
         var identity: (device: UInt64, inode: UInt64)
         /// Held open until the file is removed or let go, so its inode number cannot be reused meanwhile.
         var pin: POSIXFile
+        /// Written for a client that fetches it by URL (`file(named:)` finds only these).
+        var served: Bool
     }
 
     private struct State {
@@ -53,18 +55,32 @@ final class PreviewFolder: Sendable {
         }
     }
 
-    /// Remembers that the engine wrote `path`, and removes the oldest previews beyond `keep`.
-    func wrote(_ path: String) {
+    /// Remembers that the engine wrote `path` (`served`: for a client that fetches it by URL), and removes the
+    /// oldest previews beyond `keep`.
+    func wrote(_ path: String, served: Bool = false) {
         // Opened and removed under the lock: the pins are this object's alone (never handed out).
         state.withLock { state in
             guard let pin = try? POSIXFile(path: path, flags: O_RDONLY | O_CLOEXEC),
                 let identity = StagedFile.identity(of: path)
             else { return }
-            state.written.append(Written(path: path, identity: identity, pin: pin))
+            state.written.append(Written(path: path, identity: identity, pin: pin, served: served))
             guard state.written.count > keep else { return }
             let old = state.written.count - keep
             for file in state.written.prefix(old) { PreviewFolder.remove(file) }
             state.written.removeFirst(old)
+        }
+    }
+
+    /// The path of a preview it wrote for a client that fetches it by URL whose file name is `name` and which is
+    /// still its file (same device and inode); nil otherwise (a stdio client's preview, which may come from a
+    /// source outside the WebSocket clients' folders, is never served).
+    func file(named name: String) -> String? {
+        state.withLock { state in
+            guard let file = state.written.last(where: { ($0.path as NSString).lastPathComponent == name }),
+                file.served,
+                StagedFile.identity(of: file.path).map({ $0 == file.identity }) == true
+            else { return nil }
+            return file.path
         }
     }
 
