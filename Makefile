@@ -7,7 +7,7 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine \
+.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve \
 	man completions share install uninstall stage deb clean \
 	ts-client test-ts-client
 
@@ -110,6 +110,11 @@ bench-export: release
 # Exact-time previews of a 60 s 1080p long-GOP clip, from the source and from its mezzanine (bench/README.md).
 bench-mezzanine: release
 	bench/mezzanine.sh
+
+# ftgst serve's warm previews through its stdio protocol: intensity-only and LUT-only changes, a new source
+# against one-shot ftgst preview, the engine's memory (bench/README.md, docs/PERFORMANCE.md).
+bench-serve: release
+	bench/serve.sh
 
 # Installing. `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a tree; without DESTDIR it installs for real.
 # The GStreamer plugin goes where GStreamer looks under that prefix (/usr: plain gst-inspect-1.0 finds it; other

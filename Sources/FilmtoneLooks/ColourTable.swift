@@ -320,6 +320,37 @@ package struct ColourTableBuilder: ~Copyable, Sendable {
         }
     }
 
+    /// The look's unclamped results (lanes 0-2) for the given greens of one blue plane, one row of 256 reds at a
+    /// time handed to `body` with its green: `fillPlane`'s arithmetic without the packing (`UnclampedTable`).
+    package func values(
+        blue: Int, greens: [Int], _ body: (_ green: Int, _ values: UnsafeMutablePointer<SIMD4<Float>>) -> Void
+    ) {
+        precondition(levels == 256, "8-bit inputs")
+        switch interpolation {
+        case .tetrahedral: values(blue, greens, body, Tetrahedral.self)
+        case .trilinear: values(blue, greens, body, Trilinear.self)
+        case .nearest: values(blue, greens, body, Nearest.self)
+        }
+    }
+
+    private func values<S: RowSampler>(
+        _ blue: Int, _ greens: [Int], _ body: (Int, UnsafeMutablePointer<SIMD4<Float>>) -> Void, _: S.Type
+    ) {
+        withScratch(256, S.rowCapacity(size: grid.size)) { values, row in
+            let cells = self.cells
+            let b = cells[2 * levels + blue]
+            for green in greens {
+                let g = cells[levels + green]
+                S.prepare(grid, green: g, blue: b, row)
+                for red in 0..<256 {
+                    let value = S.sample(grid, row, red: cells[red], green: g, blue: b)
+                    values[red] = finish(value, red, green, blue, S.self)
+                }
+                body(green, values)
+            }
+        }
+    }
+
     /// Entries for 256 arbitrary 8-bit inputs (`r | g << 8 | b << 16`), each evaluated alone with `firstStage`
     /// and `finish` (as `LUTKernel16` does) and packed like a table row: a table's entries up to float rounding.
     package func evaluate(_ indices: UnsafePointer<UInt32>, into out: UnsafeMutablePointer<UInt32>) {

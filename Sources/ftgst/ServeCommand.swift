@@ -7,8 +7,16 @@ import Synchronization
 enum ServeCommand {
     static let spec = CommandSpec(
         path: ["serve"], synopsis: "serve", summary: "a long-lived engine speaking JSON-RPC 2.0 on stdin/stdout",
-        usage: ["ftgst serve", "ftgst serve --listen 127.0.0.1:PORT [--allow DIR]... [--studio DIR]"],
+        usage: [
+            "ftgst serve [--memory-mb N]",
+            "ftgst serve --listen 127.0.0.1:PORT [--allow DIR]... [--studio DIR] [--memory-mb N]",
+        ],
         options: [
+            .init(
+                name: "memory-mb", value: "N",
+                help:
+                    "what the warm previews' decoded frames and look tables may hold (least recently used evicted past it; let go after 60 s idle)",
+                defaultValue: "512"),
             .init(
                 name: "listen", value: "127.0.0.1:PORT",
                 help:
@@ -52,7 +60,12 @@ enum ServeCommand {
         // A client that closes its end of stdout makes writes fail with EPIPE instead of killing the engine.
         signal(SIGPIPE, SIG_IGN)
         let output = LineWriter()
-        let engine = MediaEngine(send: { output.write($0) })
+        var budget = MediaEngine.defaultMemoryBudgetBytes
+        if let megabytes = try arguments.int("memory-mb") {
+            guard (0...1_048_576).contains(megabytes) else { throw usage("--memory-mb must be 0…1048576") }
+            budget = Int(megabytes) << 20
+        }
+        let engine = MediaEngine(memoryBudgetBytes: budget, send: { output.write($0) })
         var transport: ListenTransport?
         if let listen {
             let allowed = try FileAccess(

@@ -63,7 +63,9 @@ extension MediaEngine {
     }
 
     /// `ftgst preview --request`'s object; without `output`, a new file in the engine's preview folder (and, for a
-    /// client that reaches previews by URL, its `url`).
+    /// client that reaches previews by URL, its `url`). Rendered with the engine's warm state (`WarmPreviews`): the
+    /// same pixels as `ftgst preview`, within 1 code value; the answer is the CLI's object with `warm` added
+    /// (`{"frame": reused?, "look": reused? or null}`).
     func renderPreviewFrame(_ params: JSONValue, _ client: RPCClient) async throws -> JSONValue {
         var options = try PreviewOptions.fromJSON(Data(params.serialized.utf8))
         if let allowed = client.allowed {
@@ -78,11 +80,14 @@ extension MediaEngine {
             if let format = options.format { ext = (try? ImageFormat.parse(format))?.fileExtension ?? "" }
             options.output = try previews.nextPath(extension: ext)
         }
-        let result = try await Previews.render(options)
-        guard chosen else { return result.json }
+        let (result, reuse) = try await warm.render(options)
+        guard case .object(var fields) = result.json else { return result.json }
+        fields.append(("warm", reuse.json))
+        guard chosen else { return .object(fields) }
         previews.wrote(result.path, served: client.previewURL != nil)
-        guard let url = client.previewURL, case .object(var fields) = result.json else { return result.json }
-        fields.append(("url", .string(url((result.path as NSString).lastPathComponent))))
+        if let url = client.previewURL {
+            fields.append(("url", .string(url((result.path as NSString).lastPathComponent))))
+        }
         return .object(fields)
     }
 

@@ -35,12 +35,23 @@ public final class MediaEngine: Sendable {
     /// The client of `receive(_:)` without one: the stdio transport's, which may name any file.
     let primary: RPCClient
     let previews: PreviewFolder
+    /// The frames and looks kept between previews (`WarmPreviews`).
+    let warm: WarmPreviews
+
+    /// The default of `memoryBudgetBytes` (`ftgst serve --memory-mb`): 512 MiB.
+    public static let defaultMemoryBudgetBytes = 512 << 20
 
     /// `previewParent`: where the folder for previews asked without an `output` is made; nil: `$XDG_RUNTIME_DIR`,
     /// else the temporary folder. `send`: where the answers to messages received without a client go.
-    public init(previewParent: String? = nil, send: @escaping Sink) {
+    /// `memoryBudgetBytes`: what the warm previews' frames and look tables may hold (least recently used evicted
+    /// past it); `idleRelease`: how long without a preview before they are let go.
+    public init(
+        previewParent: String? = nil, memoryBudgetBytes: Int = MediaEngine.defaultMemoryBudgetBytes,
+        idleRelease: Duration = .seconds(60), send: @escaping Sink
+    ) {
         primary = RPCClient(send: send)
         previews = PreviewFolder(parent: previewParent)
+        warm = WarmPreviews(budgetBytes: memoryBudgetBytes, idleRelease: idleRelease)
     }
 
     // MARK: - Messages
@@ -205,6 +216,7 @@ public final class MediaEngine: Sendable {
             if done { continuation.resume() }
         }
         previews.removeAll()
+        warm.removeAll()
     }
 
     private func finishIfIdle() {

@@ -97,7 +97,9 @@ struct PreviewRequest {
 
     /// Checks every option (INVALID_ARGUMENT, INVALID_URL, UNSUPPORTED_FORMAT), then the LUT files (FILE_NOT_FOUND,
     /// LUT_INVALID) — parsed here once so a bad file is reported before any decoding starts.
-    init(_ options: PreviewOptions) throws {
+    /// `parseLUTs` false (the engine's warm path, `WarmPreviews`): the LUT paths are only resolved; the look cache
+    /// parses them (with the same errors) when the file is new or changed.
+    init(_ options: PreviewOptions, parseLUTs: Bool = true) throws {
         let render = try RenderRequest(options.render)
         let common = try FrameOptions(
             source: options.source, headers: options.headers, timeMilliseconds: options.timeMilliseconds,
@@ -121,7 +123,7 @@ struct PreviewRequest {
                 directory: URL(
                     fileURLWithPath: options.mezzanineDirectory ?? MezzanineStore.defaultDirectory()
                 ).standardizedFileURL)
-        frame.look = try render.look()
+        frame.look = try parseLUTs ? render.look() : render.lookPaths()
     }
 }
 
@@ -161,15 +163,26 @@ public enum Previews {
 
     static func run(_ request: PreviewRequest, isCancelled: @escaping () -> Bool) throws -> PreviewResult {
         let started = ContinuousClock.now
+        let (frame, usedMezzanine) = try grab(request, isCancelled: isCancelled)
+        return try write(frame, request, usedMezzanine: usedMezzanine, started: started, isCancelled: isCancelled)
+    }
+
+    /// The frame the request shows: from a ready mezzanine when there is one, else decoded from the source, with
+    /// the request's look applied by `ftlut` (none when `request.frame.look` is nil: the upright scaled RGB frame
+    /// `ftlut` would have been given, which the warm path caches).
+    static func grab(_ request: PreviewRequest, isCancelled: @escaping () -> Bool) throws -> (GrabbedFrame, Bool) {
         try request.frame.source.checkExists()
-        var frame: GrabbedFrame
-        var usedMezzanine = false
         if let fromMezzanine = try grabFromMezzanine(request, isCancelled: isCancelled) {
-            frame = fromMezzanine
-            usedMezzanine = true
-        } else {
-            frame = try FrameGrabber(request: request.frame, isCancelled: isCancelled).grab()
+            return (fromMezzanine, true)
         }
+        return (try FrameGrabber(request: request.frame, isCancelled: isCancelled).grab(), false)
+    }
+
+    /// Encodes `frame` and writes it to the request's output (atomically).
+    static func write(
+        _ frame: GrabbedFrame, _ request: PreviewRequest, usedMezzanine: Bool, started: ContinuousClock.Instant,
+        isCancelled: () -> Bool
+    ) throws -> PreviewResult {
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
         let bytes = try ImageEncoder.encode(frame.image, format: request.format, quality: request.quality)
         let elapsed = ContinuousClock.now - started

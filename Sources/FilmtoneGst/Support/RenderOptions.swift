@@ -141,6 +141,12 @@ struct RenderRequest {
     func look() throws -> LookSettings {
         let slots = [options.inputLUT, options.creativeLUT].map { $0.flatMap { $0.isEmpty ? nil : $0 } }
         for path in slots.compactMap({ $0 }) { _ = try CubeLUT.load(path: path) }
+        return lookPaths()
+    }
+
+    /// The look's settings with its LUT paths made absolute (an empty path an empty slot), the files not read.
+    func lookPaths() -> LookSettings {
+        let slots = [options.inputLUT, options.creativeLUT].map { $0.flatMap { $0.isEmpty ? nil : $0 } }
         let paths = slots.map {
             $0.map { URL(fileURLWithPath: $0, relativeTo: RenderRequest.currentDirectory).standardizedFileURL.path }
         }

@@ -1,0 +1,258 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A look whose intensity is chosen per call, for the engine's warm previews: the intensity never rebuilds a
+/// table. `LUTKernel` bakes the intensity into its table (`round(x·(1 − i) + c·i)`, `x` the input LUT's result and
+/// `c` the creative LUT's, both unclamped); mixing two clamped 8-bit tables instead would be wrong wherever a LUT
+/// leaves 0…1 (a highlight pushed past white still pulls a blend up). So this kernel keeps both results
+/// *unclamped*, as 16-bit fixed point (1/8192 of the unit, −4…4: 1/32 of a code value), and blends them per pixel
+/// with the same formula, clamps and rounds like `ColourTableBuilder.packRow`: at most 1 code value from
+/// `LUTKernel` at the same intensity (a blend landing within 1/64 of a code of a rounding boundary may round the
+/// other way).
+///
+/// Each side is what it needs: nothing (no input LUT: `x` is the pixel), 768 floats (no 3D table: per channel,
+/// from the reference on the grey ramp), or an `UnclampedTable` (a 3D table: 96 MiB, filled by rows on demand).
+public final class BlendKernel: Sendable {
+    package enum Side: Sendable {
+        case identity
+        case perChannel([Float])
+        case table(UnclampedTable)
+    }
+
+    let base: Side
+    let full: Side?
+
+    /// `input` and `creative`: the two slots (nil: empty). `INTERNAL` when a table cannot be allocated.
+    public init(input: CubeLUT?, creative: CubeLUT?, interpolation: Interpolation) throws {
+        let baseLook = try Look(inputLUT: input, intensity: 0, interpolation: interpolation)
+        base = try Self.side(baseLook)
+        full = try creative.map {
+            try Self.side(Look(inputLUT: input, creativeLUT: $0, intensity: 1, interpolation: interpolation))
+        }
+    }
+
+    private static func side(_ look: Look) throws -> Side {
+        let creative = look.intensity > 0 ? look.creativeLUT : nil
+        if look.inputLUT == nil && creative == nil { return .identity }
+        if look.inputLUT?.table3D == nil && creative?.table3D == nil {
+            var values = [Float](repeating: 0, count: 768)
+            for input in 0..<256 {
+                let out = look.apply(SIMD3(repeating: Double(input) / 255))
+                for channel in 0..<3 { values[channel * 256 + input] = Float(out[channel]) }
+            }
+            return .perChannel(values)
+        }
+        return .table(try UnclampedTable(look: look))
+    }
+
+    /// The bytes its tables hold (an `UnclampedTable` counts in full, filled or not).
+    public var byteCount: Int {
+        func bytes(_ side: Side?) -> Int {
+            switch side {
+            case .table(let table)?: return table.byteCount
+            case .perChannel?: return 768 * 4
+            default: return 0
+            }
+        }
+        return bytes(base) + bytes(full) + 256
+    }
+
+    /// Applies the look at `intensity` (0…1) to packed 8-bit RGB (3 bytes a pixel, rows `width · 3` apart).
+    public func apply(to pixels: UnsafeMutablePointer<UInt8>, width: Int, height: Int, intensity: Double) {
+        guard width > 0, height > 0 else { return }
+        let count = width * height
+        for side in [base, full] {
+            if case .table(let table)? = side { table.fillRows(usedBy: pixels, count: count) }
+        }
+        let weight = Float(full == nil ? 0 : min(1, max(0, intensity)))
+        let frame = SendablePointer(pixels)
+        switch (base, full ?? .identity) {
+        case (.identity, .table(let table)):
+            Self.blendOverPixels(frame, width, height, SendablePointer(table.entries), weight)
+        case (.table(let x), .table(let c)):
+            Self.blendTables(frame, width, height, SendablePointer(x.entries), SendablePointer(c.entries), weight)
+        case (.perChannel(let values), .table(let table)):
+            Self.blend(
+                frame, width, height, PerChannelReader(values: values), TableReader(entries: table.entries), weight)
+        case (.table(let table), .perChannel(let values)):
+            Self.blend(
+                frame, width, height, TableReader(entries: table.entries), PerChannelReader(values: values), weight)
+        case (.table(let table), .identity):
+            Self.blend(frame, width, height, TableReader(entries: table.entries), IdentityReader(), weight)
+        default:
+            // Neither side has a 3D table: per channel, cheap whatever the path.
+            Self.blend(frame, width, height, AnyReader(side: base), AnyReader(side: full ?? .identity), weight)
+        }
+    }
+
+    /// 0…255 (scaled) → the code: clamped, rounded half up.
+    @inline(__always)
+    private static func code(_ value: Float) -> UInt8 {
+        UInt8(truncatingIfNeeded: Int32(min(max(value, 0), 255) + 0.5))
+    }
+
+    /// The common case (a creative LUT alone) written out: `x` is the pixel itself.
+    private static func blendOverPixels(
+        _ frame: SendablePointer<UInt8>, _ width: Int, _ height: Int, _ table: SendablePointer<Int16>,
+        _ weight: Float
+    ) {
+        let keep = 1 - weight
+        let over = 255 * weight / UnclampedTable.scale
+        LUTKernel.forEachBand(height: height, pixels: width * height) { rows in
+            let pixels = frame.pointer
+            let entries = table.pointer
+            var p = pixels + rows.lowerBound * width * 3
+            let end = pixels + rows.upperBound * width * 3
+            while p < end {
+                let (r, g, b) = (Int(p[0]), Int(p[1]), Int(p[2]))
+                let entry = entries + (r | g << 8 | b << 16) &* 3
+                p[0] = code(Float(r) * keep + Float(entry[0]) * over)
+                p[1] = code(Float(g) * keep + Float(entry[1]) * over)
+                p[2] = code(Float(b) * keep + Float(entry[2]) * over)
+                p += 3
+            }
+        }
+    }
+
+    /// Both slots with 3D tables, written out like `blendOverPixels`.
+    private static func blendTables(
+        _ frame: SendablePointer<UInt8>, _ width: Int, _ height: Int, _ base: SendablePointer<Int16>,
+        _ full: SendablePointer<Int16>, _ weight: Float
+    ) {
+        let keep = 255 * (1 - weight) / UnclampedTable.scale
+        let over = 255 * weight / UnclampedTable.scale
+        LUTKernel.forEachBand(height: height, pixels: width * height) { rows in
+            let pixels = frame.pointer
+            var p = pixels + rows.lowerBound * width * 3
+            let end = pixels + rows.upperBound * width * 3
+            while p < end {
+                let offset = (Int(p[0]) | Int(p[1]) << 8 | Int(p[2]) << 16) &* 3
+                let (x, c) = (base.pointer + offset, full.pointer + offset)
+                p[0] = code(Float(x[0]) * keep + Float(c[0]) * over)
+                p[1] = code(Float(x[1]) * keep + Float(c[1]) * over)
+                p[2] = code(Float(x[2]) * keep + Float(c[2]) * over)
+                p += 3
+            }
+        }
+    }
+
+    /// The whole frame in bands across the cores; generic over concrete readers, so each pair is its own loop.
+    @inline(never)
+    private static func blend<B: SideReader, F: SideReader>(
+        _ frame: SendablePointer<UInt8>, _ width: Int, _ height: Int, _ base: B, _ full: F, _ weight: Float
+    ) {
+        LUTKernel.forEachBand(height: height, pixels: width * height) { rows in
+            blend(frame.pointer, rows.lowerBound * width..<rows.upperBound * width, base, full, weight)
+        }
+    }
+
+    /// One band of pixels: `x·(1 − weight) + c·weight`, clamped to 0…255 and rounded half up (as `packRow`).
+    @inline(__always)
+    private static func blend<B: SideReader, F: SideReader>(
+        _ pixels: UnsafeMutablePointer<UInt8>, _ range: Range<Int>, _ base: B, _ full: F, _ weight: Float
+    ) {
+        let keep = 255 * (1 - weight)  // the base side weighs 1 - weight (1 when weight is 0: c is x then)
+        let over = 255 * weight
+        for pixel in range {
+            let p = pixels + pixel * 3
+            let (r, g, b) = (Int(p[0]), Int(p[1]), Int(p[2]))
+            let index = r | g << 8 | b << 16
+            let x = base.value(r, g, b, index)
+            let c = weight == 0 ? x : full.value(r, g, b, index)
+            p[0] = code(x.x * keep + c.x * over)
+            p[1] = code(x.y * keep + c.y * over)
+            p[2] = code(x.z * keep + c.z * over)
+        }
+    }
+}
+
+/// One side of a `BlendKernel` read at one pixel, 0…1 unclamped; generic so each pair of sides is its own loop.
+protocol SideReader: Sendable {
+    func value(_ r: Int, _ g: Int, _ b: Int, _ index: Int) -> SIMD3<Float>
+}
+
+struct IdentityReader: SideReader {
+    @inline(__always) func value(_ r: Int, _ g: Int, _ b: Int, _ index: Int) -> SIMD3<Float> {
+        SIMD3(Float(r), Float(g), Float(b)) * (1 / 255)
+    }
+}
+
+struct PerChannelReader: SideReader {
+    let values: [Float]
+    @inline(__always) func value(_ r: Int, _ g: Int, _ b: Int, _ index: Int) -> SIMD3<Float> {
+        values.withUnsafeBufferPointer { SIMD3($0[r], $0[256 + g], $0[512 + b]) }
+    }
+}
+
+/// Either side, chosen per pixel (the per-channel-only looks).
+struct AnyReader: SideReader {
+    let side: BlendKernel.Side
+    @inline(__always) func value(_ r: Int, _ g: Int, _ b: Int, _ index: Int) -> SIMD3<Float> {
+        switch side {
+        case .identity: return IdentityReader().value(r, g, b, index)
+        case .perChannel(let values): return PerChannelReader(values: values).value(r, g, b, index)
+        case .table(let table): return TableReader(entries: table.entries).value(r, g, b, index)
+        }
+    }
+}
+
+/// Unchecked Sendable: the entries are written only under the table's lock before a frame reads them, and the
+/// kernel (which holds the table) outlives the call.
+struct TableReader: SideReader, @unchecked Sendable {
+    let entries: UnsafeMutablePointer<Int16>
+    @inline(__always) func value(_ r: Int, _ g: Int, _ b: Int, _ index: Int) -> SIMD3<Float> {
+        let entry = entries + index * 3
+        return SIMD3(Float(entry[0]), Float(entry[1]), Float(entry[2])) * (1 / UnclampedTable.scale)
+    }
+}
+
+/// A look evaluated at 8-bit RGB inputs, unclamped, as 16-bit fixed point (`BlendKernel`): 2²⁴ × 3 values,
+/// **96 MiB**, indexed `r | g << 8 | b << 16`. Rows of 256 entries (one green and blue pair) are filled on demand,
+/// those a frame uses before it is mapped, by the same `ColourTableBuilder` arithmetic as a `ColourTable`'s
+/// (so the values are `LUTKernel`'s before its clamp and rounding); a row bitmap under a lock says which are filled.
+package final class UnclampedTable: Sendable {
+    package static let scale: Float = 8192
+    private let storage: TableBuffer<Int16>
+    private let builder: ColourTableBuilder
+    private let filled = Mutex([UInt64](repeating: 0, count: 1024))
+
+    package init(look: Look) throws {
+        storage = try TableBuffer(count: 3 << 24, hugePages: true, for: "the look's unclamped table")
+        builder = try ColourTableBuilder(look: look, levels: 256)
+    }
+
+    package var byteCount: Int { storage.byteCount }
+    package var entries: UnsafeMutablePointer<Int16> { storage.base }
+
+    /// Fills the rows that `count` packed RGB pixels use and that are still empty.
+    package func fillRows(usedBy pixels: UnsafePointer<UInt8>, count: Int) {
+        filled.withLock { filled in
+            var missing: [Int: [Int]] = [:]  // blue → greens
+            for pixel in 0..<count {
+                let key = Int(pixels[pixel * 3 + 2]) << 8 | Int(pixels[pixel * 3 + 1])
+                if filled[key >> 6] & (1 << (key & 63)) == 0 {
+                    filled[key >> 6] |= 1 << (key & 63)
+                    missing[key >> 8, default: []].append(key & 255)
+                }
+            }
+            guard !missing.isEmpty else { return }
+            let rows = missing.map { (blue: $0.key, greens: $0.value) }
+            let shared = SendablePointer(entries)
+            DispatchQueue.concurrentPerform(iterations: rows.count) { plane in
+                let (blue, greens) = rows[plane]
+                builder.values(blue: blue, greens: greens) { green, values in
+                    let out = shared.pointer + (blue << 16 | green << 8) * 3
+                    for red in 0..<256 {
+                        var scaled = (values[red] * UnclampedTable.scale).rounded(.toNearestOrAwayFromZero)
+                        scaled.replace(with: -32768, where: scaled .< -32768)
+                        scaled.replace(with: 32767, where: scaled .> 32767)
+                        out[red * 3] = Int16(scaled.x)
+                        out[red * 3 + 1] = Int16(scaled.y)
+                        out[red * 3 + 2] = Int16(scaled.z)
+                    }
+                }
+            }
+        }
+    }
+}
