@@ -216,6 +216,15 @@ class StudioTest(unittest.TestCase):
         self.assertTrue(plain != inverted, "moving the intensity slider changes the picture (the same PNG bytes)")
         self.assertEqual(self.el("error").text, "")
 
+        # The time slider: the preview follows (the SMPTE bars of clip.mp4 scroll sideways).
+        ticket = self.el("preview").get_attribute("data-ticket")
+        self.set_range("time", 2000)
+        self.wait("a new preview after the time moved",
+                  lambda: self.el("preview").get_attribute("data-ticket") != ticket)
+        later = self.preview_bytes()
+        self.assertTrue(later != inverted, "scrubbing the time slider changes the picture (the same PNG bytes)")
+        self.assertEqual(self.el("time-label").text, "2000 ms")
+
         output = os.path.join(self.out, "clip-look.mp4")
         self.type_into("output", output)
         self.browser.execute_script("arguments[0].value = 'h264-mp4';", self.el("preset"))
@@ -229,6 +238,18 @@ class StudioTest(unittest.TestCase):
         self.assertIn(output, self.el("result").text)
         self.assertIn("90 frames", self.el("result").text)
         self.assertTrue(os.path.getsize(output) > 0, "the export is at OUT")
+
+    def test_errors_line(self):
+        self.wait("the WebSocket connected", lambda: self.el("connection").text == "connected")
+        self.type_into("source", os.path.join(self.media, "missing.mp4"))
+        self.el("open").click()
+        self.wait("an error", lambda: self.el("error").text != "")
+        self.assertTrue(self.el("error").text.startswith("[FILE_NOT_FOUND] "), self.el("error").text)
+        self.type_into("source", "/etc/passwd")
+        self.el("open").click()
+        self.wait("the --allow refusal", lambda: "--allow" in self.el("error").text)
+        self.assertTrue(self.el("error").text.startswith("[INVALID_ARGUMENT] uri /etc/passwd is outside"),
+                        self.el("error").text)
 
     def test_cancel_leaves_nothing(self):
         shutil.copy(os.path.join(FIXTURES, "long-faststart.mp4"), self.media)
