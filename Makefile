@@ -9,7 +9,7 @@ TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
 .PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve \
 	man completions share install uninstall stage deb clean \
-	ts-client test-ts-client
+	ts-client test-ts-client test-studio
 
 # What `swift format` formats and lints, with the checked-in .swift-format (4 spaces, 120 columns).
 SWIFT_SOURCES := Package.swift Sources Plugins Tests
@@ -76,6 +76,7 @@ test: lint build fixtures stage ts-client
 	FTGST_PLUGIN_DIR=$(CURDIR)/$(TEST_PLUGIN_DIR) FTGST_STAGE=$(CURDIR)/$(STAGE) \
 	swift test --disable-swift-testing $(SWIFT_TEST_FLAGS)
 	@$(MAKE) --no-print-directory test-ts-client
+	@$(MAKE) --no-print-directory test-studio
 
 # The TypeScript client (clients/typescript), compiled by Debian's tsc into .build/ts-client (never the source tree).
 TS_CLIENT := .build/ts-client
@@ -87,6 +88,13 @@ ts-client: deps
 test-ts-client: ts-client build fixtures
 	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst \
 	FTGST_TS_CLIENT=$(CURDIR)/$(TS_CLIENT) node --test --test-reporter=spec clients/typescript/test/*.test.js
+
+# The web studio (studio/) in a real headless Chromium, driven by Selenium, against the debug ftgst serve --listen
+# (make test runs it after the TypeScript client's tests). Debian's python3 (/usr/bin/python3), whose
+# python3-selenium scripts/deps installs, not whichever python3 comes first on PATH.
+test-studio: build fixtures
+	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst \
+	/usr/bin/python3 Tests/studio/studio_test.py
 
 # Runs the main jobs on a generated sample and prints where the outputs are.
 demo: release

@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""The web studio (studio/) in a real headless Chromium against `ftgst serve --listen`.
+
+Run by `make test-studio` (after the Swift tests in `make test`). Needs FTGST_BIN (the ftgst binary) and
+FTGST_FIXTURES (the generated fixtures); Chromium, chromedriver and python3-selenium come from scripts/deps.
+Every wait has a deadline; the engine, the browser and the slow HTTP server are stopped in tearDown.
+"""
+
+import base64
+import http.server
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+from selenium import webdriver
+from selenium.common.exceptions import JavascriptException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+BIN = os.environ.get("FTGST_BIN", "")
+FIXTURES = os.environ.get("FTGST_FIXTURES", "")
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+# An inverting 3D LUT (2 points a side): at intensity 1 the picture is its negative, at 0 the source.
+INVERT_CUBE = "LUT_3D_SIZE 2\n" + "".join(
+    f"{1 - r} {1 - g} {1 - b}\n" for b in (0, 1) for g in (0, 1) for r in (0, 1)
+)
+
+# The throttled route of Tests/Support/HTTPTestServer.swift's /slow/: the first 64 KiB at full speed (the moov of
+# a faststart file and its first frames), then 16 KiB/s, so an export of long-faststart.mp4 (~700 KB) cannot end
+# before ~40 s whatever the machine: "still running when cancelled" holds by construction.
+FULL_SPEED_BYTES = 64 * 1024
+BYTES_PER_SECOND = 16 * 1024
+
+
+class SlowHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    root = ""
+    stopping = threading.Event()
+
+    def log_message(self, *args):
+        pass
+
+    def do_HEAD(self):
+        self.respond(body=False)
+
+    def do_GET(self):
+        self.respond(body=True)
+
+    def respond(self, body):
+        name = self.path.split("?")[0].rsplit("/", 1)[-1]
+        path = os.path.join(self.root, name)
+        if not self.path.startswith("/slow/") or not os.path.isfile(path):
+            self.send_error(404)
+            return
+        size = os.path.getsize(path)
+        start, end = 0, size - 1
+        match = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+        if match:
+            start = int(match.group(1))
+            if match.group(2):
+                end = min(int(match.group(2)), size - 1)
+            if start >= size:
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{size}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        else:
+            self.send_response(200)
+        self.send_header("Content-Type", "video/mp4")
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("Content-Length", str(end - start + 1))
+        self.end_headers()
+        if not body:
+            return
+        try:
+            with open(path, "rb") as f:
+                f.seek(start)
+                offset = start
+                while offset <= end and not self.stopping.is_set():
+                    if offset < FULL_SPEED_BYTES:
+                        n = min(end + 1, FULL_SPEED_BYTES) - offset
+                    else:
+                        n = min(end + 1 - offset, BYTES_PER_SECOND // 20)
+                        time.sleep(0.05)
+                    chunk = f.read(n)
+                    if not chunk:
+                        break
+                    self.wfile.write(chunk)
+                    offset += len(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+
+
+class StudioTest(unittest.TestCase):
+    def setUp(self):
+        self.assertTrue(BIN and os.access(BIN, os.X_OK), "FTGST_BIN must name the ftgst binary")
+        self.assertTrue(FIXTURES and os.path.isdir(FIXTURES), "FTGST_FIXTURES must name the fixtures folder")
+        self.tmp = tempfile.mkdtemp(prefix="ftgst-studio-test-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.media = os.path.join(self.tmp, "media")
+        self.out = os.path.join(self.tmp, "out")
+        run = os.path.join(self.tmp, "run")
+        for folder in (self.media, self.out, run):
+            os.mkdir(folder, 0o700)
+        shutil.copy(os.path.join(FIXTURES, "clip.mp4"), self.media)
+        self.lut = os.path.join(self.media, "invert.cube")
+        with open(self.lut, "w") as f:
+            f.write(INVERT_CUBE)
+
+        # The engine: its previews and workspace in this test's folder (XDG_RUNTIME_DIR), stdin kept open (the
+        # engine ends when its stdin does).
+        env = dict(os.environ, XDG_RUNTIME_DIR=run)
+        self.engine = subprocess.Popen(
+            [BIN, "serve", "--listen", "127.0.0.1:0", "--allow", self.tmp],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        )
+        self.addCleanup(self.stop_engine)
+        ready, _, _ = select.select([self.engine.stdout], [], [], 20)
+        self.assertTrue(ready, "the engine printed no url line within 20 s")
+        self.url = json.loads(self.engine.stdout.readline())["url"]
+        self.assertTrue(self.url.startswith("http://127.0.0.1:"), self.url)
+
+        options = webdriver.ChromeOptions()
+        for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--window-size=1200,900"):
+            options.add_argument(argument)
+        self.browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+        self.addCleanup(self.browser.quit)
+        self.browser.set_page_load_timeout(20)
+        self.browser.set_script_timeout(20)
+        self.browser.get(self.url)
+
+    def stop_engine(self):
+        if self.engine.poll() is None:
+            self.engine.kill()
+        self.engine.wait(timeout=10)
+        self.engine.stdin.close()
+        self.engine.stdout.close()
+
+    # Helpers.
+
+    def el(self, testid):
+        return self.browser.find_element(By.CSS_SELECTOR, f'[data-testid="{testid}"]')
+
+    def wait(self, what, condition, seconds=30):
+        """Waits for condition() to be truthy, failing with `what` and the page's error line after `seconds`."""
+        try:
+            return WebDriverWait(self.browser, seconds, poll_frequency=0.1).until(lambda _: condition())
+        except Exception as error:  # TimeoutException, with the page's own error line for the reason
+            self.fail(f"{what} within {seconds} s (error line: {self.el('error').text!r}; {error!r})")
+
+    def type_into(self, testid, text):
+        field = self.el(testid)
+        field.clear()
+        field.send_keys(text)
+
+    def open_source(self, source):
+        self.type_into("source", source)
+        self.el("open").click()
+        self.wait("the probe", lambda: self.el("probe").get_attribute("data-ready") == "true")
+
+    def preview_bytes(self):
+        """The PNG the preview <img> shows, fetched by the page (with its token) once it is loaded."""
+        self.wait("a loaded preview", lambda: self.browser.execute_script(
+            "const i = arguments[0]; return i.complete && i.naturalWidth > 0 && i.dataset.state === 'idle';",
+            self.el("preview")))
+        encoded = self.browser.execute_async_script(
+            """
+            const done = arguments[arguments.length - 1];
+            fetch(arguments[0].src).then((r) => r.arrayBuffer()).then((b) => {
+              let s = ""; for (const x of new Uint8Array(b)) s += String.fromCharCode(x); done(btoa(s));
+            }).catch((e) => done("error: " + e));
+            """, self.el("preview"))
+        self.assertFalse(encoded.startswith("error"), encoded)
+        data = base64.b64decode(encoded)
+        self.assertEqual(data[:8], b"\x89PNG\r\n\x1a\n", "the preview is a PNG")
+        return data
+
+    def set_range(self, testid, value):
+        self.browser.execute_script(
+            "const e = arguments[0]; e.value = arguments[1];"
+            "e.dispatchEvent(new Event('input', {bubbles: true}));"
+            "e.dispatchEvent(new Event('change', {bubbles: true}));",
+            self.el(testid), str(value))
+
+    # Tests.
+
+    def test_probe_preview_intensity_and_export(self):
+        self.wait("the WebSocket connected", lambda: self.el("connection").text == "connected")
+        self.type_into("creative-lut", self.lut)
+        self.set_range("intensity", 0)
+        self.open_source(os.path.join(self.media, "clip.mp4"))
+        self.assertIn("container: mp4", self.el("probe").text)
+        self.assertIn("320×240", self.el("probe").text)
+        self.assertEqual(self.el("time").get_attribute("max"), "2999", "the time slider spans the duration")
+
+        plain = self.preview_bytes()
+        ticket = self.el("preview").get_attribute("data-ticket")
+        self.set_range("intensity", 1)
+        self.wait("a new preview after the intensity moved",
+                  lambda: self.el("preview").get_attribute("data-ticket") != ticket)
+        inverted = self.preview_bytes()
+        self.assertTrue(plain != inverted, "moving the intensity slider changes the picture (the same PNG bytes)")
+        self.assertEqual(self.el("error").text, "")
+
+        # The time slider: the preview follows (the SMPTE bars of clip.mp4 scroll sideways).
+        ticket = self.el("preview").get_attribute("data-ticket")
+        self.set_range("time", 2000)
+        self.wait("a new preview after the time moved",
+                  lambda: self.el("preview").get_attribute("data-ticket") != ticket)
+        later = self.preview_bytes()
+        self.assertTrue(later != inverted, "scrubbing the time slider changes the picture (the same PNG bytes)")
+        self.assertEqual(self.el("time-label").text, "2000 ms")
+
+        output = os.path.join(self.out, "clip-look.mp4")
+        self.type_into("output", output)
+        self.browser.execute_script("arguments[0].value = 'h264-mp4';", self.el("preset"))
+        self.el("export").click()
+        self.wait("the export's result", lambda: self.el("result").get_attribute("data-state") in ("done", "failed"),
+                  seconds=40)
+        self.assertEqual(self.el("result").get_attribute("data-state"), "done", self.el("error").text)
+        progress = self.el("progress")
+        self.assertEqual(float(progress.get_attribute("value")), float(progress.get_attribute("max")),
+                         "the progress bar reached its end")
+        self.assertIn(output, self.el("result").text)
+        self.assertIn("90 frames", self.el("result").text)
+        self.assertTrue(os.path.getsize(output) > 0, "the export is at OUT")
+
+    def test_errors_line(self):
+        self.wait("the WebSocket connected", lambda: self.el("connection").text == "connected")
+        self.type_into("source", os.path.join(self.media, "missing.mp4"))
+        self.el("open").click()
+        self.wait("an error", lambda: self.el("error").text != "")
+        self.assertTrue(self.el("error").text.startswith("[FILE_NOT_FOUND] "), self.el("error").text)
+        self.type_into("source", "/etc/passwd")
+        self.el("open").click()
+        self.wait("the --allow refusal", lambda: "--allow" in self.el("error").text)
+        self.assertTrue(self.el("error").text.startswith("[INVALID_ARGUMENT] uri /etc/passwd is outside"),
+                        self.el("error").text)
+
+    def test_cancel_leaves_nothing(self):
+        shutil.copy(os.path.join(FIXTURES, "long-faststart.mp4"), self.media)
+        SlowHandler.root = self.media
+        SlowHandler.stopping.clear()
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowHandler)
+        server.daemon_threads = True
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+
+        def stop_server():
+            SlowHandler.stopping.set()
+            server.shutdown()
+            server.server_close()
+            thread.join(timeout=10)
+
+        self.addCleanup(stop_server)
+        source = f"http://127.0.0.1:{server.server_address[1]}/slow/long-faststart.mp4"
+
+        self.wait("the WebSocket connected", lambda: self.el("connection").text == "connected")
+        self.open_source(source)
+        output = os.path.join(self.out, "long-look.mp4")
+        self.type_into("output", output)
+        self.el("export").click()
+        self.wait("the export rendering", lambda: self.el("stage").text.startswith("rendering"))
+        self.el("cancel").click()
+        self.wait("the export cancelled", lambda: self.el("result").get_attribute("data-state") is not None)
+        self.assertEqual(self.el("result").get_attribute("data-state"), "cancelled", self.el("error").text)
+        self.assertTrue(self.el("error").text.startswith("[CANCELLED] api"), self.el("error").text)
+        self.assertFalse(os.path.exists(output), "nothing at OUT")
+        self.assertEqual(os.listdir(self.out), [], "nothing left beside OUT")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
