@@ -61,6 +61,33 @@ package final class POSIXFile {
         guard fsync(descriptor) == 0 else { throw SystemCallError(call: "fsync", path: path, errno: errno) }
     }
 
+    /// Runs `body` holding `flock(LOCK_EX)` on this file (a folder's descriptor locks like a file's), released when
+    /// `body` ends or the process dies. Polls every `pollMilliseconds` until `timeoutMilliseconds`, then
+    /// `WRITE_FAILED` "`busy` busy: another process held PATH for over N ms"; `isCancelled` is checked between
+    /// polls (`CANCELLED`). The one lock wait the cache folder and the library share.
+    package func withExclusiveLock<T>(
+        busy: String, timeoutMilliseconds: Int64, pollMilliseconds: UInt32, isCancelled: () -> Bool,
+        _ body: () throws -> T
+    ) throws -> T {
+        let deadline = ContinuousClock.now + .milliseconds(timeoutMilliseconds)
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let lockError = errno
+            if lockError == EINTR { continue }
+            guard lockError == EWOULDBLOCK else {
+                throw FilmtoneError(.writeFailed, "cannot lock \(path): \(String(cString: strerror(lockError)))")
+            }
+            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
+            guard ContinuousClock.now < deadline else {
+                throw FilmtoneError(
+                    .writeFailed, "\(busy) busy: another process held \(path) for over \(timeoutMilliseconds) ms")
+            }
+            usleep(pollMilliseconds * 1000)
+        }
+        // Closing the descriptor would release it too; unlocking first says so explicitly.
+        defer { flock(descriptor, LOCK_UN) }
+        return try body()
+    }
+
     /// Closes now and reports the error `close(2)` returns.
     package func close() throws {
         guard isOpen else { return }

@@ -110,22 +110,9 @@ enum CacheDirectory {
         } catch let error as SystemCallError {
             throw FilmtoneError(.writeFailed, "cannot open the cache folder \(path) to lock it: \(error.reason)")
         }
-        let deadline = ContinuousClock.now + .milliseconds(lockTimeoutMilliseconds)
-        while flock(folder.descriptor, LOCK_EX | LOCK_NB) != 0 {
-            let lockError = errno
-            if lockError == EINTR { continue }
-            guard lockError == EWOULDBLOCK else {
-                throw FilmtoneError(.writeFailed, "cannot lock \(path): \(String(cString: strerror(lockError)))")
-            }
-            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
-            guard ContinuousClock.now < deadline else {
-                throw FilmtoneError(
-                    .writeFailed, "cache busy: another process held \(path) for over \(lockTimeoutMilliseconds) ms")
-            }
-            usleep(5_000)
-        }
-        defer { flock(folder.descriptor, LOCK_UN) }
-        return try body()
+        return try folder.withExclusiveLock(
+            busy: "cache", timeoutMilliseconds: lockTimeoutMilliseconds, pollMilliseconds: 5, isCancelled: isCancelled,
+            body)
     }
 
     /// Marks a cache hit as recently used (eviction is by modification time).

@@ -473,25 +473,9 @@ enum LibraryLock {
         } catch let error as SystemCallError {
             throw FilmtoneError(.writeFailed, "cannot open the library lock \(path): \(error.reason)")
         }
-        let deadline = ContinuousClock.now + .milliseconds(timeoutMilliseconds)
-        while flock(file.descriptor, LOCK_EX | LOCK_NB) != 0 {
-            let lockError = errno
-            if lockError == EINTR { continue }
-            guard lockError == EWOULDBLOCK else {
-                throw FilmtoneError(.writeFailed, "cannot lock \(path): \(String(cString: strerror(lockError)))")
-            }
-            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
-            guard ContinuousClock.now < deadline else {
-                throw FilmtoneError(
-                    .writeFailed,
-                    "library busy: another process held \(path) for over "
-                        + "\(timeoutMilliseconds) ms")
-            }
-            usleep(10_000)
-        }
-        // Closing the descriptor (when `file` goes) would release it too; unlocking first says so explicitly.
-        defer { flock(file.descriptor, LOCK_UN) }
-        return try body()
+        return try file.withExclusiveLock(
+            busy: "library", timeoutMilliseconds: timeoutMilliseconds, pollMilliseconds: 10, isCancelled: isCancelled,
+            body)
     }
 }
 
