@@ -5,8 +5,8 @@ import Synchronization
 
 /// `ftgst serve --listen`: the engine's WebSocket transport. A `LocalServer` on 127.0.0.1 serves the studio's
 /// files, the previews the engine wrote (`/previews/NAME`), and `/rpc`, where each connection is an `RPCClient` of
-/// the one engine: its answers and its export's `exportProgress` go back on it alone, and the files it names must be
-/// inside the `--allow` folders.
+/// the one engine: its answers and its export's `exportProgress` go back on it alone, the files it names must be
+/// inside the `--allow` folders, and an export it started is stopped when it closes.
 final class ListenTransport: Sendable {
     /// Where the previews are served: `/previews/` + the file name the engine wrote.
     static let previewPrefix = "/previews/"
@@ -33,9 +33,13 @@ final class ListenTransport: Sendable {
                 let client = RPCClient(
                     send: { [weak connection] message in connection?.send(text: message.serialized) },
                     allowed: allowed,
-                    previewURL: { name in "\(origin)\(Self.previewPrefix)\(name)?token=\(token)" })
+                    previewURL: { name in "\(origin)\(Self.previewPrefix)\(name)?token=\(token)" },
+                    connection: connection.id,
+                    isConnected: { [weak connection] in connection.map { !$0.isClosed } ?? false })
                 engine.receive(Array(text.utf8), from: client)
-            })
+            },
+            // An export belongs to the connection that started it: it stops when that one goes away.
+            onClose: { connection in engine.disconnected(connection: connection.id) })
         page.withLock { [server] in $0 = (server.origin, server.token.hex) }
     }
 

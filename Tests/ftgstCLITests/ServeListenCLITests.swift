@@ -188,6 +188,57 @@ final class ServeListenCLITests: XCTestCase {
             listening.engine.messages.contains { $0["method"]?.string == "exportProgress" }, "none on stdout")
     }
 
+    /// An export belongs to the connection that started it: when that WebSocket closes, the export stops through its
+    /// cancel token (`disconnected: WebSocket closed` in its record), nothing is left at OUT, and the engine keeps
+    /// serving: another connection can start an export at once (not `EXPORT_BUSY`).
+    func testAWebSocketThatClosesStopsTheExportItStarted() throws {
+        let clip = try SlowRemoteClip(self)
+        let local = try inside("clip.mp4")
+        let listening = try startListening()
+        let exporting = try connect(listening)
+        let watching = try connect(listening)
+        let out = work.appendingPathComponent("gone.mp4")
+        exporting.request(
+            id: 1, "runExport",
+            .object([
+                ("source", .string(clip.url)), ("output", .string(out.path)), ("workspace", .string(workspace.path)),
+            ]))
+        _ = try exporting.waitFor(timeout: 60, "a rendering exportProgress with frames done") {
+            $0["method"]?.string == "exportProgress" && $0["params"]?["stage"]?.string == "rendering"
+                && ($0["params"]?["currentFrame"]?.int ?? 0) > 0
+        }
+        exporting.close()
+
+        // The record is written once the export has stopped.
+        let records = workspace.appendingPathComponent("records")
+        let deadline = Date().addingTimeInterval(Self.promptStop)
+        var cancelled: [String] = []
+        while Date() < deadline {
+            cancelled = names(in: records).filter { $0.hasSuffix("-cancelled.json") }
+            if !cancelled.isEmpty { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let name = try XCTUnwrap(cancelled.first, "a cancelled record within \(Self.promptStop) s")
+        let record = try JSONValue.parse(
+            try XCTUnwrap(FileManager.default.contents(atPath: records.appendingPathComponent(name).path)))
+        XCTAssertEqual(record["cancelReason"]?.string, "disconnected", record.serialized)
+        XCTAssertEqual(record["cancelDetail"]?.string, "WebSocket closed", record.serialized)
+        XCTAssertLessThan(record["frames"]?.int ?? .max, Int64(SlowRemoteClip.frames), "stopped mid-render")
+        XCTAssertEqual(
+            names(in: work).filter { !["workspace", "clip.mp4"].contains($0) }, [], "nothing at OUT, no staging file")
+
+        // The engine serves on, and the one export slot is free again.
+        let next = work.appendingPathComponent("next.mp4").path
+        let answer = try watching.call(
+            id: 2, "runExport",
+            .object([("source", .string(local)), ("output", .string(next)), ("workspace", .string(workspace.path))]),
+            timeout: 120)
+        XCTAssertEqual(answer["result"]?["frames"]?.int, 90, answer.serialized)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: next))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out.path), "the closed connection's output never appears")
+        XCTAssertNil(listening.engine.exitStatus, "still serving")
+    }
+
     // MARK: - Nobody else gets in
 
     func testAWrongTokenOrAnotherOriginIsRefused() throws {
@@ -416,6 +467,9 @@ final class RPCSocket {
         XCTFail("no \(what) within \(timeout) s", file: file, line: line)
         throw CocoaError(.executableLoad)
     }
+
+    /// Closes the connection from this end (1000, normal closure).
+    func close() { client.close() }
 
     /// Reads what is left until the server closes the connection (at most `timeout` s); whether it closed.
     func waitForClose(timeout: TimeInterval) -> Bool {

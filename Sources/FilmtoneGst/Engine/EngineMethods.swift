@@ -102,7 +102,7 @@ extension MediaEngine {
         }
         let token = ExportCancelToken()
         let send = client.send
-        return try await runningExport(token) {
+        return try await runningExport(token, for: client) {
             try await runExport(options, token: token) { event in
                 send(RPCMessage.notification("exportProgress", MediaEngine.progressParams(event)))
             }

@@ -28,6 +28,8 @@ public final class MediaEngine: Sendable {
         var nextTask: UInt64 = 0
         /// The running export's stop point: one export at a time (`EXPORT_BUSY`, never a queue).
         var export: ExportCancelToken? = nil
+        /// The connection that started it (`RPCClient.connection`), nil for stdio's.
+        var exportConnection: Int? = nil
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -158,7 +160,11 @@ public final class MediaEngine: Sendable {
     // MARK: - Exports
 
     /// Runs `body` as the engine's one export, with `token` as its stop point: `EXPORT_BUSY` while another runs.
-    func runningExport<T>(_ token: ExportCancelToken, _ body: () async throws -> T) async throws -> T {
+    /// It belongs to `client`'s connection: stopped (`disconnected: WebSocket closed`) if that one has closed or
+    /// closes while it runs (`disconnected(connection:)`).
+    func runningExport<T>(
+        _ token: ExportCancelToken, for client: RPCClient, _ body: () async throws -> T
+    ) async throws -> T {
         try state.withLock { state in
             // An export read before closing whose task starts after it ends as a running one would.
             if state.closing { throw FilmtoneError(.cancelled, state.closeMessage) }
@@ -169,9 +175,29 @@ public final class MediaEngine: Sendable {
                         + "or stop it with cancelExport")
             }
             state.export = token
+            state.exportConnection = client.connection
         }
-        defer { state.withLock { $0.export = nil } }
+        defer {
+            state.withLock { state in
+                state.export = nil
+                state.exportConnection = nil
+            }
+        }
+        // Registered first, then checked: a close before this is seen here, one after it by `disconnected`.
+        if let isConnected = client.isConnected, !isConnected() { token.cancel(.disconnected, detail: Self.goneDetail) }
         return try await body()
+    }
+
+    /// The cancel detail of an export whose WebSocket closed.
+    static let goneDetail = "WebSocket closed"
+
+    /// The transport's connection `connection` closed: the export it started, if one runs, is stopped for
+    /// `disconnected` (detail `WebSocket closed`, in its record; nothing left at its output). Its other requests
+    /// run to their end, their answers dropped. An export belongs to the connection that started it: another
+    /// client watching it does not keep it alive.
+    public func disconnected(connection: Int) {
+        let export = state.withLock { state in state.exportConnection == connection ? state.export : nil }
+        export?.cancel(.disconnected, detail: Self.goneDetail)
     }
 
     /// The running export's stop point, if one runs.

@@ -13,14 +13,23 @@ public struct RPCClient: Sendable {
     public var allowed: FileAccess?
     /// The URL at which a preview the engine wrote (by its file name) is served to this client; nil: none.
     public var previewURL: (@Sendable (String) -> String)?
+    /// The transport's number for the connection this client speaks on (a WebSocket's), nil for stdio. An export
+    /// belongs to the connection that started it: `MediaEngine.disconnected(connection:)` stops it.
+    public var connection: Int?
+    /// Whether that connection is still open: an export whose connection closed before it was registered is
+    /// stopped as it starts (nil: always open).
+    public var isConnected: (@Sendable () -> Bool)?
 
     public init(
         send: @escaping MediaEngine.Sink, allowed: FileAccess? = nil,
-        previewURL: (@Sendable (String) -> String)? = nil
+        previewURL: (@Sendable (String) -> String)? = nil, connection: Int? = nil,
+        isConnected: (@Sendable () -> Bool)? = nil
     ) {
         self.send = send
         self.allowed = allowed
         self.previewURL = previewURL
+        self.connection = connection
+        self.isConnected = isConnected
     }
 }
 
