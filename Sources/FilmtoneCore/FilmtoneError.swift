@@ -24,6 +24,9 @@ public struct FilmtoneError: Error, Equatable, CustomStringConvertible, Sendable
         case shareUnavailable = "SHARE_UNAVAILABLE"
         /// `export`: another export holds the workspace; nothing was queued.
         case exportBusy = "EXPORT_BUSY"
+        /// `ftgst serve`: a method that exists but that this engine cannot do yet (`pickSource`, `pickLutFile`: no
+        /// file picker); the message says what to do instead.
+        case notSupported = "NOT_SUPPORTED"
 
         /// The process exit status the CLI uses for this code (documented in docs/CLI.md). 64 is bad usage.
         public var exitStatus: Int32 {
@@ -40,6 +43,7 @@ public struct FilmtoneError: Error, Equatable, CustomStringConvertible, Sendable
             case .saveFailed: return 77
             case .shareUnavailable: return 78
             case .exportBusy: return 75
+            case .notSupported: return 79
             case .cancelled: return 130
             }
         }

@@ -234,6 +234,7 @@ enum ExitStatuses {
         case .lutInvalid: return "a .cube file does not parse (file:line: reason)"
         case .saveFailed: return "save: the same content is already in the library"
         case .shareUnavailable: return "share: no desktop handler took the file"
+        case .notSupported: return "serve: a method this engine cannot do yet (pickSource, pickLutFile: no picker)"
         case .cancelled: return "cancelled: Ctrl-C, SIGTERM, ftgst cancel, or export's --timeout-ms"
         }
     }

@@ -216,10 +216,11 @@ final class ServeCLITests: XCTestCase {
 
         engine.request(id: 6, "renderThumbnail", .object([]))
         assertError(try engine.response(id: 6), -32601, "INVALID_ARGUMENT", "no method 'renderThumbnail'")
+        // The pickers exist (not -32601) but cannot work yet: NOT_SUPPORTED, exit status 79 as the code.
         engine.request(id: 7, "pickSource", nil)
-        assertError(try engine.response(id: 7), -32601, "INVALID_ARGUMENT", "pickSource is not available")
+        assertError(try engine.response(id: 7), 79, "NOT_SUPPORTED", "pickSource is not available")
         engine.request(id: 8, "pickLutFile", .object([("slot", .string("creativeLut"))]))
-        assertError(try engine.response(id: 8), -32601, "INVALID_ARGUMENT", "pickLutFile is not available")
+        assertError(try engine.response(id: 8), 79, "NOT_SUPPORTED", "pickLutFile is not available")
         try assertStillServing()
 
         engine.request(id: 9, "probeSource", .array([.string(clip)]))

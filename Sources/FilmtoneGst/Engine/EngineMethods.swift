@@ -43,11 +43,13 @@ extension MediaEngine {
         throw unavailablePicker("pickLutFile")
     }
 
-    private static func unavailablePicker(_ method: String) -> RPCError {
-        RPCError(
-            code: RPCError.methodNotFound,
+    /// `NOT_SUPPORTED` (79): the method exists (-32601 would say it does not), but there is no picker yet.
+    private static func unavailablePicker(_ method: String) -> FilmtoneError {
+        FilmtoneError(
+            .notSupported,
             "\(method) is not available: ftgst serve has no file picker yet; pass the file's path or URL in the "
-                + "request (probeSource's uri, renderPreviewFrame's and runExport's source, inputLut, creativeLut)")
+                + "request (probeSource's uri, renderPreviewFrame's and runExport's source, inputLut, creativeLut), "
+                + "or choose one from listFiles")
     }
 
     // MARK: - Sources, previews, exports
