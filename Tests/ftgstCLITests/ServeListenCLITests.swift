@@ -318,6 +318,110 @@ final class ServeListenCLITests: XCTestCase {
         XCTAssertEqual(try listening.engine.response(id: 9)["result"]?["container"]?.string, "mp4")
     }
 
+    /// listFiles over the WebSocket: without `dir` the allowed folders; a folder's sub-folders, media and LUTs
+    /// (folders first), hidden and other files left out; a link out of the allowed folders is never listed, and a
+    /// folder outside them (or reached through a link out) is refused as any other file.
+    func testListFilesShowsOnlyWhatIsInsideTheAllowedFolders() throws {
+        let clip = try inside("clip.mp4")
+        let sub = work.appendingPathComponent("looks")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        try Data("LUT_3D_SIZE 2\n".utf8).write(to: sub.appendingPathComponent("a.cube"))
+        try Data("notes".utf8).write(to: work.appendingPathComponent("notes.txt"))
+        try Data("x".utf8).write(to: work.appendingPathComponent(".hidden.mp4"))
+        let outside = try TestEnvironment.temporaryDirectory(self)
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("photo.jpg"), toPath: outside.appendingPathComponent("secret.jpg").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: work.appendingPathComponent("out-link.jpg").path,
+            withDestinationPath: outside.appendingPathComponent("secret.jpg").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: work.appendingPathComponent("out-folder").path, withDestinationPath: outside.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: work.appendingPathComponent("in-link.mp4").path, withDestinationPath: clip)
+        let real = try XCTUnwrap(
+            realpath(work.path, nil).map { pointer in
+                defer { free(pointer) }
+                return String(cString: pointer)
+            })
+        let listening = try startListening()
+        let socket = try connect(listening)
+
+        let roots = try socket.call(id: 1, "listFiles", nil)
+        XCTAssertEqual(roots["result"]?["dir"], .null, roots.serialized)
+        XCTAssertEqual(roots["result"]?["entries"]?.array?.compactMap { $0["path"]?.string }, [real])
+        XCTAssertEqual(roots["result"]?["entries"]?.array?.first?["kind"]?.string, "folder")
+
+        let listing = try socket.call(id: 2, "listFiles", .object([("dir", .string(work.path))]))
+        let result = try XCTUnwrap(listing["result"], listing.serialized)
+        XCTAssertEqual(result["dir"]?.string, real)
+        XCTAssertEqual(result["parent"], .null, "the allowed folder's parent is not offered")
+        XCTAssertEqual(result["truncated"], .bool(false))
+        let entries = result["entries"]?.array ?? []
+        XCTAssertEqual(
+            entries.compactMap { $0["name"]?.string }, ["looks", "clip.mp4", "in-link.mp4"],
+            "folders first; no hidden file, no .txt, no link out: \(listing.serialized)")
+        XCTAssertEqual(entries.compactMap { $0["kind"]?.string }, ["folder", "media", "media"])
+        XCTAssertEqual(entries[1]["path"]?.string, real + "/clip.mp4")
+        XCTAssertEqual(
+            entries[1]["sizeBytes"]?.int,
+            (try FileManager.default.attributesOfItem(atPath: clip)[.size] as? NSNumber)?.int64Value)
+
+        let looks = try socket.call(id: 3, "listFiles", .object([("dir", .string(sub.path))]))
+        XCTAssertEqual(looks["result"]?["parent"]?.string, real, "a sub-folder's parent is allowed")
+        XCTAssertEqual(looks["result"]?["entries"]?.array?.compactMap { $0["kind"]?.string }, ["lut"])
+        XCTAssertEqual(looks["result"]?["entries"]?.array?.first?["path"]?.string, real + "/looks/a.cube")
+
+        assertInvalidArgument(
+            try socket.call(id: 4, "listFiles", .object([("dir", .string(outside.path))])), mentioning: "dir ")
+        assertInvalidArgument(
+            try socket.call(
+                id: 5, "listFiles", .object([("dir", .string(work.appendingPathComponent("out-folder").path))])),
+            mentioning: "out-folder")
+        let missing = try socket.call(
+            id: 6, "listFiles", .object([("dir", .string(work.appendingPathComponent("none").path))]))
+        XCTAssertEqual(missing["error"]?["data"]?["code"]?.string, "FILE_NOT_FOUND", missing.serialized)
+        XCTAssertEqual(missing["error"]?["code"]?.int, 66)
+        let unknown = try socket.call(id: 7, "listFiles", .object([("folder", .string(work.path))]))
+        XCTAssertEqual(unknown["error"]?["code"]?.int, -32602, unknown.serialized)
+    }
+
+    /// listPresets answers `ftgst presets`' objects; a presets folder a WebSocket client names must be allowed.
+    func testListPresetsAnswersThePresetsExportKnows() throws {
+        let listening = try startListening()
+        let socket = try connect(listening)
+        let answer = try socket.call(id: 1, "listPresets", nil)
+        let cli = try Run.ftgst(["presets"])
+        XCTAssertEqual(cli.status, 0, cli.stderr)
+        let expected = try cli.stdout.split(separator: "\n").map { try JSONValue.parse(Array($0.utf8)) }
+        XCTAssertEqual(answer["result"]?["presets"]?.array, expected, answer.serialized)
+        XCTAssertTrue(expected.contains { $0["name"]?.string == "h264-mp4" })
+        let outside = try TestEnvironment.temporaryDirectory(self)
+        assertInvalidArgument(
+            try socket.call(id: 2, "listPresets", .object([("presets", .string(outside.path))])), mentioning: "presets")
+        // A folder of its own inside --allow: only its presets.
+        let folder = work.appendingPathComponent("presets")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: TestEnvironment.packageRoot.appendingPathComponent("pipelines/presets/png.preset"),
+            to: folder.appendingPathComponent("mine.preset"))
+        let own = try socket.call(id: 3, "listPresets", .object([("presets", .string(folder.path))]))
+        XCTAssertEqual(own["result"]?["presets"]?.array?.compactMap { $0["name"]?.string }, ["mine"], own.serialized)
+    }
+
+    /// saveToPhotos' `library`, when a WebSocket client names one, must be inside --allow like any other path.
+    func testASaveLibraryOutsideTheAllowedFoldersIsRefused() throws {
+        let clip = try inside("clip.mp4")
+        let outside = try TestEnvironment.temporaryDirectory(self)
+        let listening = try startListening()
+        let socket = try connect(listening)
+        assertInvalidArgument(
+            try socket.call(
+                id: 1, "saveToPhotos",
+                .object([("uri", .string(clip)), ("library", .string(outside.appendingPathComponent("lib").path))])),
+            mentioning: "library")
+        XCTAssertEqual(names(in: outside), [], "nothing saved outside")
+    }
+
     func testAllowIsRepeatableAndEachFolderMustExist() throws {
         let other = try TestEnvironment.temporaryDirectory(self)
         let clip = other.appendingPathComponent("clip.mp4").path

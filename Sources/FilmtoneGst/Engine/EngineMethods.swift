@@ -17,6 +17,9 @@ extension MediaEngine {
         "saveToPhotos": { _, params, client in try await save(params, client) },
         "shareOutput": { _, params, client in try await share(params, client) },
         "cancelExport": { engine, params, _ in try await engine.cancel(params) },
+        // ftgst's own, not the plugin's: what the studio offers to choose from (FileListing.swift).
+        "listFiles": { _, params, client in try await listFiles(params, client) },
+        "listPresets": { _, params, client in try await listPresets(params, client) },
     ]
 
     /// The `exportProgress` notification's params.
@@ -134,8 +137,9 @@ extension MediaEngine {
         try request.refuseUnknownKeys(["uri", "library"])
         var options = SaveOptions(file: try localPath(required(request, "uri", of: "saveToPhotos")))
         try client.allowed?.check(path: options.file, "uri")
-        if let library = options.library { try client.allowed?.check(path: library, "library") }
         options.library = try request.string("library")
+        // A library the client names must be allowed; the default one is the engine's choice, not the client's.
+        if let library = options.library { try client.allowed?.check(path: library, "library") }
         return try await saveToLibrary(options).json
     }
 
@@ -149,7 +153,7 @@ extension MediaEngine {
 
     // MARK: - Params
 
-    private static func request(_ params: JSONValue) throws -> JSONRequest {
+    static func request(_ params: JSONValue) throws -> JSONRequest {
         try JSONRequest(Data(params.serialized.utf8))
     }
 
