@@ -344,6 +344,39 @@ final class ServeCLITests: XCTestCase {
         XCTAssertEqual(names(in: URL(fileURLWithPath: library)).filter { !$0.hasPrefix(".") }, ["clip.mp4"])
     }
 
+    /// Over stdio listFiles is not limited (the parent could read the folder itself): any folder it names, its
+    /// current folder without `dir`, and a parent up to `/`.
+    func testListFilesOverStdioListsAnyFolderAndPresetsMatchTheCLI() throws {
+        try FileManager.default.copyItem(
+            atPath: try TestEnvironment.fixture("photo.jpg"), toPath: work.appendingPathComponent("photo.jpg").path)
+        let engine = try startEngine()
+        engine.request(id: 1, "listFiles", .object([("dir", .string(work.path))]))
+        let listing = try engine.response(id: 1)
+        XCTAssertEqual(
+            listing["result"]?["entries"]?.array?.compactMap { $0["name"]?.string },
+            ["runtime", "photo.jpg"], listing.serialized)
+        XCTAssertNotEqual(listing["result"]?["parent"], .null, "stdio may go up")
+        engine.request(id: 2, "listFiles", nil)
+        let here = try engine.response(id: 2)
+        XCTAssertEqual(
+            here["result"]?["dir"]?.string, FileManager.default.currentDirectoryPath, "the engine's current folder")
+        engine.request(id: 3, "listFiles", .object([("dir", .string("/"))]))
+        XCTAssertEqual(try engine.response(id: 3)["result"]?["parent"], .null)
+        engine.request(id: 4, "listFiles", .object([("dir", .string(work.appendingPathComponent("photo.jpg").path))]))
+        let notFolder = try engine.response(id: 4)
+        XCTAssertEqual(notFolder["error"]?["data"]?["code"]?.string, "FILE_NOT_FOUND", notFolder.serialized)
+        XCTAssertTrue(notFolder["error"]?["message"]?.string?.hasPrefix("[FILE_NOT_FOUND] no folder ") == true)
+
+        engine.request(id: 5, "listPresets", nil)
+        let presets = try engine.response(id: 5)
+        let cli = try Run.ftgst(["presets"])
+        XCTAssertEqual(
+            presets["result"]?["presets"]?.array,
+            try cli.stdout.split(separator: "\n").map { try JSONValue.parse(Array($0.utf8)) })
+        engine.request(id: 6, "listPresets", .object([("presets", .string(work.appendingPathComponent("no").path))]))
+        XCTAssertEqual(try engine.response(id: 6)["error"]?["data"]?["code"]?.string, "FILE_NOT_FOUND")
+    }
+
     // MARK: - One export at a time, cancel
 
     func testSecondExportIsBusyAPreviewAnswersMeanwhileAndCancelExportStopsIt() throws {
@@ -433,74 +466,7 @@ final class ServeCLITests: XCTestCase {
             try parent.response(id: 1, timeout: 5), message: "terminated", reason: "terminated", detail: nil)
     }
 
-    func testASessionOfAHundredMixedCallsLeavesNoGStreamerObjectAlive() throws {
-        let clip = try TestEnvironment.fixture("clip.mp4")
-        let photo = try TestEnvironment.fixture("photo.jpg")
-        let lut = SharedLUTs.root.appendingPathComponent("colour-science/resolve_cube/Colour_Correct.cube").path
-        let engine = try startEngine(environment: [
-            "GST_TRACERS": "leaks", "GST_DEBUG": "GST_TRACER:7", "GST_DEBUG_NO_COLOR": "1",
-        ])
-        // A slow export cancelled mid-render, then 99 calls four at a time: probes, previews (with and without a
-        // look, an output, a photo), errors, exports, cancels with nothing to cancel.
-        try startSlowExport(engine, id: 1, output: work.appendingPathComponent("slow.mp4").path)
-        engine.request(id: 2, "cancelExport", nil)
-        XCTAssertEqual(try engine.response(id: 2, timeout: Self.promptStop)["result"]?["cancelled"], .bool(true))
-        XCTAssertEqual(
-            try engine.response(id: 1, timeout: Self.promptStop)["error"]?["data"]?["code"], .string("CANCELLED"))
-        var id: Int64 = 2
-        var wave: [Int64] = []
-        while id < 101 {
-            id += 1
-            switch id % 6 {
-            case 0: engine.request(id: id, "probeSource", .object([("uri", .string(id % 12 == 0 ? clip : photo))]))
-            case 1:
-                engine.request(
-                    id: id, "renderPreviewFrame",
-                    .object([
-                        ("source", .string(clip)), ("timeMs", .int(id * 20 % 3000)), ("creativeLut", .string(lut)),
-                        ("intensity", .double(0.5)),
-                    ]))
-            case 2:
-                engine.request(
-                    id: id, "renderPreviewFrame",
-                    .object([
-                        ("source", .string(photo)), ("format", .string("jpeg")),
-                        ("output", .string(work.appendingPathComponent("p\(id).jpg").path)),
-                    ]))
-            case 3:
-                engine.request(
-                    id: id, "probeSource", .object([("uri", .string(work.appendingPathComponent("none").path))]))
-            case 4:
-                if id % 24 == 4 {
-                    engine.request(
-                        id: id, "runExport", exportParams(clip, work.appendingPathComponent("e\(id).mp4").path))
-                } else {
-                    engine.request(id: id, "cancelExport", nil)
-                }
-            default:
-                engine.request(
-                    id: id, "renderPreviewFrame", .object([("source", .string(clip)), ("maxWidth", .int(64))]))
-            }
-            wave.append(id)
-            if wave.count == 4 || id == 101 {
-                for sent in wave { _ = try engine.response(id: sent, timeout: 120) }
-                wave = []
-            }
-        }
-        let answers = engine.messages.filter { $0["id"] != nil }
-        XCTAssertEqual(answers.count, 101)
-        XCTAssertEqual(answers.filter { $0["result"] != nil }.count, 101 - 1 - 17, "all but the cancel and the misses")
-        engine.closeInput()
-        XCTAssertTrue(engine.waitForExit(timeout: Self.promptStop))
-        XCTAssertEqual(engine.exitStatus, 0)
-        let stderr = engine.stderr
-        XCTAssertTrue(
-            stderr.contains("new format string: object-alive"), "leak tracer did not run: \(stderr.prefix(500))")
-        let leaks = stderr.split(separator: "\n").filter {
-            $0.contains("object-alive, type-name=(string)") && !$0.contains("new format string")
-        }
-        XCTAssertEqual(leaks, [], "leaked objects")
-    }
+    // The session of a hundred mixed calls under the leak tracer is ServeLifecycleCLITests'.
 
     /// Whether `pid` is a live process: not gone, and not a zombie nobody reaped (an orphan's new parent may not).
     static func isAlive(_ pid: pid_t) -> Bool {
