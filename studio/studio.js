@@ -11,6 +11,7 @@
     intensityLabel: $("intensity-label"), preset: $("preset"), output: $("output"),
     exportButton: $("export"), cancel: $("cancel"), save: $("save"), share: $("share"),
     progress: $("progress"), stage: $("stage"), result: $("result"), error: $("error"),
+    files: $("files"), filesDir: $("files-dir"), filesUp: $("files-up"),
   };
 
   // The JSON-RPC client: answers matched by id, exportProgress notifications to a handler.
@@ -236,11 +237,92 @@
     try {
       const result = await call(method, { uri: lastOutput });
       ui.result.textContent += "\n" + show(result);
+      ui.result.setAttribute("data-" + method, "done");
     } catch (error) {
       showError(error);
     }
   }
 
+  // Files: listFiles shows the --allow folders (and only what is inside them: the engine never lists a link out);
+  // a media file opens as the source, a .cube goes into a LUT slot, a folder is entered.
+  let filesParent = null;
+
+  async function showFolder(dir) {
+    try {
+      const listing = await call("listFiles", dir ? { dir } : {});
+      filesParent = listing.parent;
+      ui.filesUp.disabled = listing.dir === null;
+      ui.filesDir.textContent = listing.dir === null ? "the folders this engine may use" : listing.dir;
+      ui.files.setAttribute("data-dir", listing.dir === null ? "" : listing.dir);
+      ui.files.replaceChildren(...listing.entries.map(fileItem));
+      if (listing.truncated) ui.files.appendChild(textItem("… (more not shown)"));
+      ui.files.setAttribute("data-ready", "true");
+    } catch (error) {
+      showError(error);
+    }
+  }
+
+  function textItem(text) {
+    const li = document.createElement("li");
+    li.textContent = text;
+    return li;
+  }
+
+  function button(label, testid, onClick, className) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = label;
+    b.setAttribute("data-testid", testid);
+    if (className) b.className = className;
+    b.addEventListener("click", onClick);
+    return b;
+  }
+
+  function fileItem(entry) {
+    const li = document.createElement("li");
+    li.setAttribute("data-kind", entry.kind);
+    li.setAttribute("data-path", entry.path);
+    if (entry.kind === "folder") {
+      const open = button(entry.name + "/", "file-open", () => showFolder(entry.path), "link name");
+      li.appendChild(open);
+    } else if (entry.kind === "media") {
+      li.appendChild(button(entry.name, "file-open", () => {
+        ui.source.value = entry.path;
+        openSource();
+      }, "link name"));
+    } else {
+      const name = document.createElement("span");
+      name.className = "name";
+      name.textContent = entry.name;
+      li.appendChild(name);
+      for (const [label, field, testid] of [["input", ui.inputLut, "file-input-lut"],
+        ["creative", ui.creativeLut, "file-creative-lut"]]) {
+        li.appendChild(button(label, testid, () => {
+          field.value = entry.path;
+          requestPreview();
+        }));
+      }
+    }
+    return li;
+  }
+
+  // Presets: those runExport chooses among (listPresets), after "by the output's extension".
+  async function loadPresets() {
+    try {
+      const { presets } = await call("listPresets", {});
+      for (const preset of presets) {
+        const option = document.createElement("option");
+        option.value = preset.name;
+        option.textContent = preset.name + " — " + preset.description;
+        ui.preset.appendChild(option);
+      }
+      ui.preset.setAttribute("data-ready", "true");
+    } catch (error) {
+      showError(error);
+    }
+  }
+
+  ui.filesUp.addEventListener("click", () => showFolder(filesParent));
   ui.form.addEventListener("submit", (event) => {
     event.preventDefault();
     openSource();
@@ -259,5 +341,5 @@
   ui.save.addEventListener("click", () => onFile("saveToPhotos", (r) => "saved: " + r.path));
   ui.share.addEventListener("click", () => onFile("shareOutput", (r) => "shared with " + r.handler));
 
-  connect().catch(showError);
+  connect().then(() => Promise.all([showFolder(null), loadPresets()])).catch(showError);
 })();

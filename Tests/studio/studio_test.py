@@ -120,9 +120,29 @@ class StudioTest(unittest.TestCase):
         with open(self.lut, "w") as f:
             f.write(INVERT_CUBE)
 
+        # Outside the allowed folder: a photo, linked from inside it; the studio must never show it.
+        self.outside = tempfile.mkdtemp(prefix="ftgst-studio-outside-")
+        self.addCleanup(shutil.rmtree, self.outside, True)
+        shutil.copy(os.path.join(FIXTURES, "photo.jpg"), os.path.join(self.outside, "secret.jpg"))
+        os.symlink(os.path.join(self.outside, "secret.jpg"), os.path.join(self.media, "linked-out.jpg"))
+
+        # The desktop: a home of its own (the default library is HOME/Videos/Filmtone), and a stand-in xdg-open on
+        # PATH with a display, recording the URI it is handed (what shareOutput does on a desktop without a portal).
+        self.home = os.path.join(self.tmp, "home")
+        bin_folder = os.path.join(self.tmp, "bin")
+        os.mkdir(self.home, 0o700)
+        os.mkdir(bin_folder, 0o700)
+        self.shared = os.path.join(self.tmp, "shared.txt")
+        with open(os.path.join(bin_folder, "xdg-open"), "w") as f:
+            f.write(f"#!/bin/sh\necho \"$1\" >> '{self.shared}'\n")
+        os.chmod(os.path.join(bin_folder, "xdg-open"), 0o755)
+
         # The engine: its previews and workspace in this test's folder (XDG_RUNTIME_DIR), stdin kept open (the
         # engine ends when its stdin does).
-        env = dict(os.environ, XDG_RUNTIME_DIR=run)
+        env = dict(os.environ, XDG_RUNTIME_DIR=run, HOME=self.home, XDG_CONFIG_HOME=os.path.join(self.home, ".config"),
+                   PATH=bin_folder + ":" + os.environ.get("PATH", "/usr/bin:/bin"), DISPLAY=":99")
+        env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+        env.pop("WAYLAND_DISPLAY", None)
         self.engine = subprocess.Popen(
             [BIN, "serve", "--listen", "127.0.0.1:0", "--allow", self.tmp],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
@@ -227,7 +247,9 @@ class StudioTest(unittest.TestCase):
 
         output = os.path.join(self.out, "clip-look.mp4")
         self.type_into("output", output)
+        self.wait("the presets", lambda: self.el("preset").get_attribute("data-ready") == "true")
         self.browser.execute_script("arguments[0].value = 'h264-mp4';", self.el("preset"))
+        self.assertEqual(self.el("preset").get_attribute("value"), "h264-mp4")
         self.el("export").click()
         self.wait("the export's result", lambda: self.el("result").get_attribute("data-state") in ("done", "failed"),
                   seconds=40)
@@ -238,6 +260,75 @@ class StudioTest(unittest.TestCase):
         self.assertIn(output, self.el("result").text)
         self.assertIn("90 frames", self.el("result").text)
         self.assertTrue(os.path.getsize(output) > 0, "the export is at OUT")
+
+        # Save: the export is copied into the library once; a second save is SAVE_FAILED on the errors line.
+        self.el("save").click()
+        self.wait("the save's answer", lambda: self.el("result").get_attribute("data-saveToPhotos") == "done"
+                  or self.el("error").text != "")
+        self.assertEqual(self.el("error").text, "")
+        saved = os.path.join(self.home, "Videos", "Filmtone", "clip-look.mp4")
+        self.assertIn("saved: " + saved, self.el("result").text)
+        with open(saved, "rb") as a, open(output, "rb") as b:
+            self.assertEqual(a.read(), b.read(), "the library holds the export")
+        self.el("save").click()
+        self.wait("the second save refused", lambda: self.el("error").text != "")
+        self.assertTrue(self.el("error").text.startswith("[SAVE_FAILED] already saved as " + saved),
+                        self.el("error").text)
+
+        # Share: handed to the desktop's handler (the stand-in xdg-open), which got the export's file:// URI.
+        self.el("share").click()
+        self.wait("the share's answer", lambda: self.el("result").get_attribute("data-shareOutput") == "done"
+                  or self.el("error").text.startswith("[SHARE"))
+        self.assertIn("shared with xdg-open", self.el("result").text)
+        with open(self.shared) as f:
+            self.assertEqual(f.read(), "file://" + output + "\n")
+
+    def test_files_and_presets(self):
+        self.wait("the WebSocket connected", lambda: self.el("connection").text == "connected")
+        # The presets come from the engine: those `ftgst presets` lists, after "by the output's extension".
+        self.wait("the presets", lambda: self.el("preset").get_attribute("data-ready") == "true")
+        listed = [json.loads(line)["name"] for line in
+                  subprocess.run([BIN, "presets"], check=True, capture_output=True, text=True).stdout.splitlines()]
+        options = [o.get_attribute("value") for o in self.el("preset").find_elements(By.TAG_NAME, "option")]
+        self.assertEqual(options, [""] + listed)
+        self.assertIn("h264-mp4", listed)
+
+        # The files: first the allowed folder, then what is inside; never the link out, nor anything outside.
+        self.wait("the allowed folders", lambda: self.el("files").get_attribute("data-ready") == "true")
+        real_tmp = os.path.realpath(self.tmp)
+
+        def entries():
+            return [(li.get_attribute("data-kind"), li.get_attribute("data-path"))
+                    for li in self.el("files").find_elements(By.TAG_NAME, "li")]
+
+        self.assertEqual(entries(), [("folder", real_tmp)])
+        self.el("files").find_element(By.CSS_SELECTOR, '[data-testid="file-open"]').click()
+        self.wait("the allowed folder's listing", lambda: self.el("files").get_attribute("data-dir") == real_tmp)
+        self.assertEqual([path for _, path in entries()],
+                         [os.path.join(real_tmp, name) for name in ("bin", "home", "media", "out", "run")])
+        self.el("files").find_element(By.CSS_SELECTOR, f'[data-path="{real_tmp}/media"] button').click()
+        media = os.path.join(real_tmp, "media")
+        self.wait("the media folder", lambda: self.el("files").get_attribute("data-dir") == media)
+        self.assertEqual(entries(), [("media", os.path.join(media, "clip.mp4")),
+                                     ("lut", os.path.join(media, "invert.cube"))])
+        self.assertNotIn("secret", self.el("files").text)
+        self.assertNotIn("linked-out", self.el("files").text)
+
+        # A LUT into the creative slot, the clip as the source: its probe and a preview.
+        self.el("files").find_element(By.CSS_SELECTOR, '[data-testid="file-creative-lut"]').click()
+        self.assertEqual(self.el("creative-lut").get_attribute("value"), os.path.join(media, "invert.cube"))
+        self.el("files").find_element(By.CSS_SELECTOR, f'[data-path="{media}/clip.mp4"] button').click()
+        self.wait("the probe", lambda: self.el("probe").get_attribute("data-ready") == "true")
+        self.assertEqual(self.el("source").get_attribute("value"), os.path.join(media, "clip.mp4"))
+        self.preview_bytes()
+        # Up: back to the allowed folder, then to the list of allowed folders, never above.
+        self.el("files-up").click()
+        self.wait("up to the allowed folder", lambda: self.el("files").get_attribute("data-dir") == real_tmp)
+        self.el("files-up").click()
+        self.wait("up to the allowed folders", lambda: self.el("files").get_attribute("data-dir") == "")
+        self.assertEqual(entries(), [("folder", real_tmp)])
+        self.assertFalse(self.el("files-up").is_enabled())
+        self.assertEqual(self.el("error").text, "")
 
     def test_errors_line(self):
         self.wait("the WebSocket connected", lambda: self.el("connection").text == "connected")
