@@ -25,7 +25,7 @@ enum ServeCommand {
             .init(
                 name: "allow", value: "DIR",
                 help:
-                    "a folder whose files WebSocket clients may name as sources, LUTs and outputs (symbolic links resolved); stdio is not limited",
+                    "a folder whose files WebSocket clients may name as sources, LUTs and outputs, and see in listFiles (symbolic links resolved); stdio is not limited",
                 defaultValue: "the current folder", repeatable: true, completion: .folder),
             .init(
                 name: "studio", value: "DIR", help: "the folder of the studio's page",
@@ -33,9 +33,11 @@ enum ServeCommand {
         ],
         notes: #"""
             reads one JSON-RPC 2.0 request per line on stdin and writes one answer per line on stdout (docs/RPC.md):
-            pickSource, pickLutFile, probeSource, renderPreviewFrame, runExport (with exportProgress notifications),
-            saveToPhotos, shareOutput, cancelExport. Logs go to stderr. With --listen, every request needs the token
-            of the url line, and a WebSocket only from the page's own Origin. It ends when stdin closes, on SIGTERM or
+            pickSource, pickLutFile ([NOT_SUPPORTED] until a picker exists), probeSource, renderPreviewFrame,
+            runExport (with exportProgress notifications), saveToPhotos, shareOutput, cancelExport, and ftgst's own
+            listFiles and listPresets. Logs go to stderr. With --listen, every request needs the token of the url
+            line, and a WebSocket only from the page's own Origin; a WebSocket that closes stops the export it
+            started. It ends when stdin closes, on SIGTERM or
             SIGINT, and when its parent exits, stopping a running export first (nothing left at its output) and
             closing the WebSockets; exit 0.
             """#)
