@@ -27,12 +27,14 @@ const OPEN = 1;
 export class WebSocketTransport implements Transport {
     /**
      * `ws://HOST:PORT/rpc?token=…` from the studio's address, `http://HOST:PORT/?token=…` (the first line
-     * `ftgst serve --listen` prints, `{"url":…}`).
+     * `ftgst serve --listen` prints, `{"url":…}`), or a page's `location.href` (its `#…` dropped: a WebSocket's
+     * address has none).
      */
     static rpcUrl(pageUrl: string): string {
         const url = new URL(pageUrl);
         url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
         url.pathname = "/rpc";
+        url.hash = "";
         return url.toString();
     }
 

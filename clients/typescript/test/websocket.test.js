@@ -40,6 +40,11 @@ test("rpcUrl turns the studio's address into the RPC WebSocket's, token kept", (
         client.WebSocketTransport.rpcUrl("http://127.0.0.1:8123/?token=abc123"),
         "ws://127.0.0.1:8123/rpc?token=abc123",
     );
+    assert.equal(
+        client.WebSocketTransport.rpcUrl("http://127.0.0.1:8123/index.html?token=abc123#%7B%22a%22%3A1%7D"),
+        "ws://127.0.0.1:8123/rpc?token=abc123",
+        "a page's own path and fragment dropped",
+    );
 });
 
 const OPEN_AND_MESSAGES = "calls wait for the socket to open, answers and progress arrive as text messages";
