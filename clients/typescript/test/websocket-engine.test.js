@@ -75,7 +75,8 @@ test("probeSource and renderPreviewFrame over the WebSocket; the preview's url s
     assert.deepEqual(pngSize(fs.readFileSync(output)), [320, 240]);
 });
 
-test("runExport over the WebSocket sends exportProgress to 1, and none after remove()", { timeout: 120000 }, async (t) => {
+const EXPORT_PROGRESS = "runExport over the WebSocket sends exportProgress to 1, and none after remove()";
+test(EXPORT_PROGRESS, { timeout: 120000 }, async (t) => {
     const folder = temporaryFolder(t);
     const clip = clipIn(folder);
     const engine = await startListeningEngine(t, folder);
@@ -134,7 +135,8 @@ test(BUSY_AND_CANCEL, { timeout: 120000 }, async (t) => {
     assert.deepEqual(await media.cancelExport(), { cancelled: false }, "none runs now");
 });
 
-test("failures reject with the engine's stable code: a missing file, a path outside --allow", { timeout: 60000 }, async (t) => {
+const FAILURES = "failures reject with the engine's stable code: a missing file, a path outside --allow";
+test(FAILURES, { timeout: 60000 }, async (t) => {
     const folder = temporaryFolder(t);
     const clip = clipIn(folder);
     const engine = await startListeningEngine(t, folder);
@@ -158,7 +160,8 @@ test("failures reject with the engine's stable code: a missing file, a path outs
     assert.equal((await media.probeSource({ uri: clip })).durationMs, 3000, "still serving");
 });
 
-test("a wrong token: the handshake is refused, opened rejects and calls reject with CLOSED", { timeout: 60000 }, async (t) => {
+const WRONG_TOKEN = "a wrong token: the handshake is refused, opened rejects and calls reject with CLOSED";
+test(WRONG_TOKEN, { timeout: 60000 }, async (t) => {
     const folder = temporaryFolder(t);
     const engine = await startListeningEngine(t, folder);
     const wrong = client.WebSocketTransport.rpcUrl(engine.url).replace(/token=[0-9a-f]+/, `token=${"0".repeat(64)}`);
@@ -171,7 +174,8 @@ test("a wrong token: the handshake is refused, opened rejects and calls reject w
     assert.match(await within(10000, "closed", media.closed), /could not connect/);
 });
 
-test("close() closes the socket; the engine's export runs on until another client cancels it", { timeout: 120000 }, async (t) => {
+const CLOSE = "close() closes the socket; the engine's export runs on until another client cancels it";
+test(CLOSE, { timeout: 120000 }, async (t) => {
     const folder = temporaryFolder(t);
     const engine = await startListeningEngine(t, folder);
     const { media } = engine.connect();

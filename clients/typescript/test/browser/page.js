@@ -48,7 +48,8 @@ async function run() {
 
     const events = [];
     const handle = await media.addListener("exportProgress", (event) => events.push(event));
-    const exported = await media.runExport({ source: params.source, output: params.output, workspace: params.workspace });
+    const request = { source: params.source, output: params.output, workspace: params.workspace };
+    const exported = await media.runExport(request);
     await handle.remove();
     results.export = { path: exported.path, frames: exported.frames, sizeBytes: exported.sizeBytes, events };
 
@@ -61,7 +62,8 @@ async function run() {
         later.push(event);
         if (event.stage === "rendering" && event.currentFrame > 0) rendering();
     });
-    const exporting = media.runExport({ source: params.slowSource, output: params.slowOutput, workspace: params.workspace });
+    const slowRequest = { source: params.slowSource, output: params.slowOutput, workspace: params.workspace };
+    const exporting = media.runExport(slowRequest);
     const outcome = exporting.then(
         (result) => ({ resolved: result }),
         (error) => ({ rejected: errorFields(error) }),
