@@ -9,7 +9,7 @@ TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
 .PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve \
 	man completions share install uninstall stage deb clean \
-	ts-client test-ts-client test-studio
+	ts-client test-ts-client test-studio test-ts-browser
 
 # What `swift format` formats and lints, with the checked-in .swift-format (4 spaces, 120 columns).
 SWIFT_SOURCES := Package.swift Sources Plugins Tests
@@ -77,17 +77,30 @@ test: lint build fixtures stage ts-client
 	swift test --disable-swift-testing $(SWIFT_TEST_FLAGS)
 	@$(MAKE) --no-print-directory test-ts-client
 	@$(MAKE) --no-print-directory test-studio
+	@$(MAKE) --no-print-directory test-ts-browser
 
-# The TypeScript client (clients/typescript), compiled by Debian's tsc into .build/ts-client (never the source tree).
+# The TypeScript client (clients/typescript), compiled by Debian's tsc into .build/ts-client (never the source tree):
+# CommonJS for Node there, and the browser's part (client, definitions, transport, websocket) as ES modules in
+# .build/ts-client/browser, for <script type="module">.
 TS_CLIENT := .build/ts-client
 
 ts-client: deps
 	tsc -p clients/typescript/tsconfig.json --outDir $(TS_CLIENT)
+	tsc -p clients/typescript/tsconfig.browser.json --outDir $(TS_CLIENT)/browser
 
-# Its tests, with node --test against the debug ftgst serve (make test runs them after the Swift tests).
+# Its tests, with node --test against the debug ftgst serve, over stdio and over --listen's WebSocket (make test
+# runs them after the Swift tests). Node 20 has the standard WebSocket behind --experimental-websocket (Node 22+
+# by default); node --test passes the flag on to each test file's process.
 test-ts-client: ts-client build fixtures
 	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst \
-	FTGST_TS_CLIENT=$(CURDIR)/$(TS_CLIENT) node --test --test-reporter=spec clients/typescript/test/*.test.js
+	FTGST_TS_CLIENT=$(CURDIR)/$(TS_CLIENT) node --experimental-websocket --test --test-reporter=spec \
+	clients/typescript/test/*.test.js
+
+# The client's browser build in a real headless Chromium against the debug ftgst serve --listen (make test runs it
+# after the studio's test); Debian's python3, as test-studio.
+test-ts-browser: ts-client build fixtures
+	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst \
+	FTGST_TS_CLIENT=$(CURDIR)/$(TS_CLIENT) /usr/bin/python3 Tests/studio/client_test.py
 
 # The web studio (studio/) in a real headless Chromium, driven by Selenium, against the debug ftgst serve --listen
 # (make test runs it after the TypeScript client's tests). Debian's python3 (/usr/bin/python3), whose

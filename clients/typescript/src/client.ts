@@ -20,8 +20,8 @@ import type {
     SaveToPhotosResult,
     ShareOutputOptions,
     ShareOutputResult,
-} from "./definitions";
-import type { Transport } from "./transport";
+} from "./definitions.js";
+import type { Transport } from "./transport.js";
 
 /**
  * A failed call. `code` is the engine's stable code (`data.code`: `FILE_NOT_FOUND`, `EXPORT_BUSY`, `CANCELLED`…),

@@ -1,7 +1,7 @@
 // Everything, for Node. A browser bundle imports client, definitions and websocket only (stdio needs Node).
 
-export * from "./definitions";
-export * from "./transport";
-export * from "./client";
-export * from "./stdio";
-export * from "./websocket";
+export * from "./definitions.js";
+export * from "./transport.js";
+export * from "./client.js";
+export * from "./stdio.js";
+export * from "./websocket.js";

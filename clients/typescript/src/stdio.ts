@@ -3,7 +3,7 @@
 
 import { spawn } from "child_process";
 import type { ChildProcess } from "child_process";
-import type { Transport } from "./transport";
+import type { Transport } from "./transport.js";
 
 export interface StdioTransportOptions {
     /** The ftgst binary: a path, or a name looked up in PATH. Default `ftgst`. */

@@ -1,7 +1,8 @@
 // The WebSocket transport: `ftgst serve --listen`'s `/rpc`, one JSON text per text message, through the standard
-// WebSocket API (browsers; Node 22+). Written to the documented protocol; not yet tested against a real engine.
+// WebSocket API (browsers; Node 22+, Node 20 with --experimental-websocket). Tested against a real engine in Node
+// (test/websocket-engine.test.js) and in Chromium (Tests/studio/client_test.py).
 
-import type { Transport } from "./transport";
+import type { Transport } from "./transport.js";
 
 /** The part of the standard `WebSocket` this transport uses (so that a test may pass its own constructor). */
 export interface WebSocketLike {
@@ -26,12 +27,14 @@ const OPEN = 1;
 export class WebSocketTransport implements Transport {
     /**
      * `ws://HOST:PORT/rpc?token=…` from the studio's address, `http://HOST:PORT/?token=…` (the first line
-     * `ftgst serve --listen` prints, `{"url":…}`).
+     * `ftgst serve --listen` prints, `{"url":…}`), or a page's `location.href` (its `#…` dropped: a WebSocket's
+     * address has none).
      */
     static rpcUrl(pageUrl: string): string {
         const url = new URL(pageUrl);
         url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
         url.pathname = "/rpc";
+        url.hash = "";
         return url.toString();
     }
 
@@ -43,6 +46,7 @@ export class WebSocketTransport implements Transport {
     /** What was sent before the socket opened, sent on open in order. */
     private queue: string[] = [];
     private closeReason: string | null = null;
+    private rejectOpened: (error: Error) => void = () => {};
 
     /** `url`: the RPC WebSocket's address with its token, `ws://127.0.0.1:PORT/rpc?token=…`. */
     constructor(url: string, options: WebSocketTransportOptions = {}) {
@@ -58,13 +62,24 @@ export class WebSocketTransport implements Transport {
             this.socket.addEventListener("close", (event) => {
                 reject(new Error(`the WebSocket closed before opening (${event.code})`));
             });
+            this.rejectOpened = reject;
         });
         this.opened.catch(() => {});
         this.socket.addEventListener("message", (event) => {
             if (typeof event.data !== "string") return; // The protocol is text messages only.
             for (const handler of this.messageHandlers) handler(event.data);
         });
-        this.socket.addEventListener("error", () => {});
+        // The standard says a close event follows every error event; Node 20's WebSocket (undici) fires none after a
+        // refused handshake (a 403: wrong token, another Origin) and stays CONNECTING. So an error before the open
+        // closes the transport itself; a close event after it finds it closed. Once open, the close event comes.
+        let open = false;
+        this.socket.addEventListener("open", () => {
+            open = true;
+        });
+        this.socket.addEventListener("error", () => {
+            if (open) return;
+            this.failedToOpen("the WebSocket could not connect (refused, or nothing answers at its address)");
+        });
         this.socket.addEventListener("close", (event) => {
             this.finish(`the WebSocket closed (${event.code}${event.reason === "" ? "" : ` ${event.reason}`})`);
         });
@@ -93,6 +108,17 @@ export class WebSocketTransport implements Transport {
 
     close(): void {
         this.socket.close(1000, "client closed");
+    }
+
+    private failedToOpen(reason: string): void {
+        if (this.closeReason !== null) return; // Closing it below fires another error event in Node 20.
+        this.rejectOpened(new Error(reason));
+        this.finish(reason);
+        try {
+            this.socket.close();
+        } catch {
+            // Already closing: nothing to stop.
+        }
     }
 
     private finish(reason: string): void {

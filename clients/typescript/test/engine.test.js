@@ -6,23 +6,21 @@ const assert = require("node:assert/strict");
 const fs = require("node:fs");
 const path = require("node:path");
 const { test } = require("node:test");
-const { client, fixture, temporaryFolder, startEngine, within, slowClip, startSlowExport, rejection } = require(
-    "./support",
-);
+const {
+    client,
+    fixture,
+    temporaryFolder,
+    startEngine,
+    leftovers,
+    pngSize,
+    within,
+    slowClip,
+    startSlowExport,
+    rejection,
+} = require("./support");
 
 /** From a stop (cancel, stdin's end) to the answer or the exit: as ServeCLITests' promptStop. */
 const PROMPT_STOP_MS = 10000;
-
-/** Files left in `folder` other than the engine's own folders (staging files included). */
-function leftovers(folder) {
-    return fs.readdirSync(folder).filter((name) => !["workspace", "runtime"].includes(name));
-}
-
-function pngSize(file) {
-    const bytes = fs.readFileSync(file);
-    assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], "a PNG");
-    return [bytes.readUInt32BE(16), bytes.readUInt32BE(20)];
-}
 
 test("probeSource describes clip.mp4", { timeout: 60000 }, async (t) => {
     const { media } = startEngine(t, temporaryFolder(t));
@@ -44,11 +42,11 @@ test("renderPreviewFrame writes the PNG it names, at OUT or in the engine's fold
     assert.equal(named.path, output);
     assert.deepEqual([named.width, named.height, named.timeMs, named.mezzanine], [320, 240, 1000, false]);
     assert.equal(typeof named.renderMs, "number");
-    assert.deepEqual(pngSize(output), [320, 240]);
+    assert.deepEqual(pngSize(fs.readFileSync(output)), [320, 240]);
 
     const own = await media.renderPreviewFrame({ source: fixture("clip.mp4"), timeMs: 500, maxWidth: 160 });
     assert.ok(own.path.startsWith(path.join(runtime, "ftgst-serve-")), own.path);
-    assert.deepEqual(pngSize(own.path), [160, 120]);
+    assert.deepEqual(pngSize(fs.readFileSync(own.path)), [160, 120]);
     await media.close();
     assert.equal(fs.existsSync(own.path), false, "the engine removes its own previews at exit");
     assert.equal(fs.existsSync(output), true, "and never a preview at OUT");

@@ -1,7 +1,10 @@
 // What the client's tests share: the built client, the engine binary and fixtures (from `make test`'s environment),
-// an engine per test in a temporary folder, and a throttled HTTP server that makes an export slow by construction.
+// an engine per test in a temporary folder (over stdio, or listening on 127.0.0.1 for the WebSocket), and a
+// throttled HTTP server that makes an export slow by construction.
 "use strict";
 
+const assert = require("node:assert/strict");
+const childProcess = require("node:child_process");
 const fs = require("node:fs");
 const http = require("node:http");
 const os = require("node:os");
@@ -49,6 +52,69 @@ function startEngine(t, folder, options = {}) {
         if (transport.child.exitCode === null && transport.child.signalCode === null) transport.kill("SIGKILL");
     });
     return { media, transport, runtime };
+}
+
+/** The engine's stderr kept for a failure's message: its last 64 KiB. */
+const STDERR_KEPT = 64 * 1024;
+
+/**
+ * `ftgst serve --listen 127.0.0.1:0 --allow FOLDER` (and `args`) in `folder`, its previews under `folder/runtime`,
+ * its stdin kept open (the engine ends when its stdin does). Resolves once the url line has come, with `url` (the
+ * page address with the token), `child`, `exited` (resolves with `{code, signal}`), `stderr()` and `connect()`,
+ * which opens a FilmtoneMedia over a new WebSocketTransport to it (closed when the test ends). The engine is
+ * killed (SIGKILL) when the test ends if it is still running.
+ */
+async function startListeningEngine(t, folder, options = {}) {
+    const runtime = path.join(folder, "runtime");
+    fs.mkdirSync(runtime, { recursive: true });
+    const child = childProcess.spawn(
+        binary(),
+        ["serve", "--listen", "127.0.0.1:0", "--allow", options.allow || folder, ...(options.args || [])],
+        { cwd: folder, env: { ...process.env, XDG_RUNTIME_DIR: runtime }, stdio: ["pipe", "pipe", "pipe"] },
+    );
+    let stderrText = "";
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk) => {
+        stderrText = (stderrText + chunk).slice(-STDERR_KEPT);
+    });
+    const exited = new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+    const clients = [];
+    t.after(async () => {
+        for (const media of clients) media.close();
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+        await within(10000, "the engine's exit", exited);
+    });
+    let stdoutText = "";
+    child.stdout.setEncoding("utf8");
+    const firstLine = new Promise((resolve, reject) => {
+        child.stdout.on("data", (chunk) => {
+            stdoutText += chunk;
+            const end = stdoutText.indexOf("\n");
+            if (end >= 0) resolve(stdoutText.slice(0, end));
+        });
+        child.on("close", (code, signal) => reject(new Error(`the engine ended (${code}, ${signal}): ${stderrText}`)));
+    });
+    const line = await within(20000, "the engine's url line", firstLine);
+    const { url } = JSON.parse(line);
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/, line);
+    const connect = (rpcUrl = client.WebSocketTransport.rpcUrl(url)) => {
+        const transport = new client.WebSocketTransport(rpcUrl);
+        const media = new client.FilmtoneMedia(transport, { timeoutMs: options.timeoutMs || 60000 });
+        clients.push(media);
+        return { media, transport };
+    };
+    return { url, child, exited, runtime, connect, stderr: () => stderrText };
+}
+
+/** Files left in `folder` other than the engine's own folders (staging files included). */
+function leftovers(folder) {
+    return fs.readdirSync(folder).filter((name) => !["workspace", "runtime"].includes(name));
+}
+
+/** A PNG's width and height (failing if `bytes` is not a PNG). */
+function pngSize(bytes) {
+    assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], "a PNG");
+    return [bytes.readUInt32BE(16), bytes.readUInt32BE(20)];
 }
 
 /** Resolves with `promise`'s value, or rejects after `ms` saying what was awaited. */
@@ -169,4 +235,16 @@ async function rejection(promise) {
     }
 }
 
-module.exports = { client, fixture, temporaryFolder, startEngine, within, slowClip, startSlowExport, rejection };
+module.exports = {
+    client,
+    fixture,
+    temporaryFolder,
+    startEngine,
+    startListeningEngine,
+    leftovers,
+    pngSize,
+    within,
+    slowClip,
+    startSlowExport,
+    rejection,
+};

@@ -1,5 +1,6 @@
 // WebSocketTransport's own logic (queueing before open, text messages, close) with a stand-in for the standard
-// WebSocket class. Against a real `ftgst serve --listen` it is not tested yet: that server is still being built.
+// WebSocket class, which can make the events come in orders a real engine does not choose (a close before the open,
+// an error with no close). Against a real `ftgst serve --listen`: websocket-engine.test.js.
 "use strict";
 
 const assert = require("node:assert/strict");
@@ -38,6 +39,11 @@ test("rpcUrl turns the studio's address into the RPC WebSocket's, token kept", (
     assert.equal(
         client.WebSocketTransport.rpcUrl("http://127.0.0.1:8123/?token=abc123"),
         "ws://127.0.0.1:8123/rpc?token=abc123",
+    );
+    assert.equal(
+        client.WebSocketTransport.rpcUrl("http://127.0.0.1:8123/index.html?token=abc123#%7B%22a%22%3A1%7D"),
+        "ws://127.0.0.1:8123/rpc?token=abc123",
+        "a page's own path and fragment dropped",
     );
 });
 
@@ -82,4 +88,19 @@ test("a socket that closes before opening rejects opened and every call", { time
     await assert.rejects(transport.opened, /closed before opening \(1006\)/);
     assert.equal((await rejection(probing)).code, "CLOSED");
     assert.equal((await rejection(media.probeSource({ uri: "clip.mp4" }))).code, "CLOSED");
+});
+
+test("an error before the open with no close after it (Node 20 after a 403) still closes the transport", {
+    timeout: 10000,
+}, async () => {
+    const transport = new client.WebSocketTransport("ws://127.0.0.1:1/rpc?token=wrong", { WebSocket: FakeSocket });
+    const media = new client.FilmtoneMedia(transport);
+    const probing = media.probeSource({ uri: "clip.mp4" });
+    FakeSocket.last.emit("error", {});
+    await assert.rejects(transport.opened, /could not connect/);
+    const error = await rejection(probing);
+    assert.equal(error.code, "CLOSED");
+    assert.match(error.message, /could not connect/);
+    assert.match(await media.closed, /could not connect/);
+    assert.notEqual(FakeSocket.last.closeCall, undefined, "the connecting socket is closed");
 });
