@@ -81,11 +81,26 @@ package final class LocalServer: Sendable {
 
     deinit { stop() }
 
+    /// How long `stop` waits for the clients' half of the closing handshake.
+    static let closingHandshakeDeadline: Double = 2
+
     /// Closes every WebSocket (1001, going away; `onClose` for each), stops listening (the port is free once this
     /// returns) and ends the loop's thread. Idempotent.
+    ///
+    /// The closing handshake is completed (RFC 6455 §7.1.1): after its close frame the server waits, at most
+    /// `closingHandshakeDeadline`, for each client's own before it drops the TCP connection. A client that reads
+    /// its messages asynchronously (Node's WebSocket inflates compressed ones off the socket's thread) would
+    /// otherwise see the connection end first, report 1006 and drop the answers sent just before the close.
     package func stop() {
         guard !loop.isStopped else { return }
         let deadline = DispatchTime.now() + Self.loopDeadline
+        loop.invokeAndWait(until: deadline) { [core] in core.startClosing() }
+        let handshake = DispatchTime.now() + Self.closingHandshakeDeadline
+        while DispatchTime.now() < handshake {
+            let open = loop.invokeAndWait(until: handshake) { [core] in core.openCount } ?? 0
+            guard open > 0 else { break }
+            usleep(10_000)
+        }
         loop.invokeAndWait(until: deadline) { [core] in core.stop() }
         loop.stop(until: deadline)
     }
@@ -137,6 +152,14 @@ final class ServerCore: @unchecked Sendable {
         origin = "http://127.0.0.1:\(bound)"
         return .success(bound)
     }
+
+    /// Sends each open connection's close frame (1001); each leaves `connections` when its `closed` signal comes.
+    func startClosing() {
+        for connection in connections.values { connection.closeGoingAway() }
+    }
+
+    /// How many connections have not closed yet.
+    var openCount: Int { connections.count }
 
     /// Closes the connections (calling `onClose` for each still open), the listening socket and the server.
     func stop() {

@@ -213,6 +213,7 @@ export type ErrorCode =
     | "LUT_INVALID"
     | "SAVE_FAILED"
     | "SHARE_UNAVAILABLE"
+    | "NOT_SUPPORTED"
     | "CANCELLED"
     | "CLOSED"
     | "TIMEOUT";

@@ -143,9 +143,9 @@ test("failures reject with the engine's stable code, and the engine keeps servin
     const badParams = await rejection(media.renderPreviewFrame({ source: fixture("clip.mp4"), intensity: 5 }));
     assert.deepEqual([badParams.code, badParams.rpcCode], ["INVALID_ARGUMENT", -32602]);
     const picker = await rejection(media.pickLutFile({ slot: "creativeLut" }));
-    assert.deepEqual([picker.code, picker.rpcCode], ["INVALID_ARGUMENT", -32601]);
+    assert.deepEqual([picker.code, picker.rpcCode], ["NOT_SUPPORTED", 79]);
     const source = await rejection(media.pickSource());
-    assert.deepEqual([source.code, source.rpcCode], ["INVALID_ARGUMENT", -32601]);
+    assert.deepEqual([source.code, source.rpcCode], ["NOT_SUPPORTED", 79]);
 
     assert.equal((await media.probeSource({ uri: fixture("clip.mp4") })).durationMs, 3000, "still serving");
     await media.close();
