@@ -82,8 +82,9 @@ struct FrameGrabber {
 /// for frames (`frame(at:…)`): the one-shot grab asks once and stops it; the engine keeps it (`KeptPipeline`) and
 /// asks again for each new time, so a new time is a seek or a forward step, never a new pipeline.
 ///
-/// Kept (`keeps`), it remembers where the pipeline stands (the frame last handed out, and a frame pulled past it)
-/// and reaches a new exact time a little ahead (`FrameRecipe.stepsForward`) by decoding on instead of seeking:
+/// Kept (`keeps`), it remembers where the pipeline stands after a seek or a step (the frame last handed out, and a
+/// frame pulled past it) and reaches a new exact time a little ahead (`FrameRecipe.stepsForward`) by decoding on
+/// instead of seeking (the first time asked is always the one-shot grab's seek):
 /// PLAYING with `sync=false`, the appsink's one-buffer queue as backpressure, frames the target is past dropped
 /// before conversion (`EarlyFrameDrop`), and the frame on screen at the target taken by the rule the seek's
 /// answer follows (it starts at or before the target and the next starts after). The end of the stream reached
@@ -195,7 +196,8 @@ final class OpenedFrameSource {
             // The first frame fixes the timeline (`FrameRecipe.Timeline`): requests and reported times are 0-based.
             guard let start = first.streamTime else { throw FilmtoneError(.decodeFailed, "frame has no timestamp") }
             timeline = FrameRecipe.Timeline(origin: start)
-            position = Position(sample: first, start: start)
+            // No position yet: the first time asked is the one-shot grab's seek, never a step from the first frame
+            // (the keyframe before the time may be far closer).
         }
         opened = true
     }
