@@ -33,6 +33,9 @@ struct FrameRequest {
     /// The output size when already decided (a preview read from a mezzanine gets the size it would have had from
     /// the source); nil: computed from the upright caps and `maxWidth`×`maxHeight`.
     var outputSize: (width: Int, height: Int)? = nil
+    /// Every picture is a keyframe (a mezzanine's MJPEG): a seek is one decode, so a kept pipeline always seeks
+    /// and never steps forward (decoding every picture in between costs more).
+    var allIntra = false
 }
 
 /// The `ftlut` settings of a preview: LUT file paths (nil: empty slot), intensity, interpolation.
@@ -240,7 +243,9 @@ final class OpenedFrameSource {
         let target = timeline.streamTime(of: time)
         isUsable = false  // until this seek or step succeeds
         var answer: (Sample, ClockTime)? = nil
-        if keeps, let position, FrameRecipe.stepsForward(from: position.start, to: target, tolerance: tolerance) {
+        if keeps, let position, !request.allIntra,
+            FrameRecipe.stepsForward(from: position.start, to: target, tolerance: tolerance)
+        {
             answer = try stepForward(from: position, to: target, time: time, deadline, isCancelled)
         }
         let (sample, start) = try answer ?? seek(to: target, time: time, tolerance: tolerance, deadline, isCancelled)

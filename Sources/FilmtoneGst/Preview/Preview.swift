@@ -221,6 +221,7 @@ public enum Previews {
         frameRequest.source = .local(path: store.url(MezzanineRecipe.videoName(slot: chosen.slot)).path)
         frameRequest.headers = []
         frameRequest.outputSize = chosen.size
+        frameRequest.allIntra = true
         do {
             let frame = try frames(frameRequest)
             // The manifest's checks (size, mtime, inode) cannot see bytes changed in place: a damaged frame is
