@@ -53,17 +53,21 @@ final class KeptPipeline: @unchecked Sendable {
 
     /// The honest size of a kept pipeline for the budget, from the decoded size (w×h) and the output size
     /// (ow×oh), none of which GStreamer reports:
-    /// - the decoder's pictures at 4:2:0 (w·h·3/2 each): 16 of them, H.264's largest reference list, which
-    ///   libav's frame threads (one per core) and the frames in flight never exceed on this kind of machine;
-    /// - the RGB conversion before scaling (w·h·3): 3 buffers (the converters' pools and the one being scaled);
+    /// - the decoder's pictures at 4:2:0 (w·h·3/2 each): 24 for a long-GOP source (H.264's largest reference list,
+    ///   16, and libav's frame threads' pictures in flight), 4 for an all-intra one (a mezzanine: no references);
+    /// - the RGB conversion before scaling (w·h·3): 4 buffers (the converters' pools and the one being scaled);
     /// - the scaled output (ow·oh·3): 4 (the appsink's queue, the frame handed out, the one pulled past it, the
     ///   first frame kept for time 0);
-    /// - 8 MiB for the rest: demuxer index, queues of compressed data, elements and their threads' stacks in use.
-    /// A 1080p source previewed at 1280×720: ≈ 50 + 19 + 11 + 8 ≈ 88 MiB, against ≈ 60–70 MiB measured
-    /// (docs/PERFORMANCE.md): an estimate on the high side, so the budget is kept.
+    /// - 16 MiB for the rest: demuxer index, queues of compressed data, the decoder's own tables, thread stacks.
+    /// A 1080p H.264 source previewed at 1280×720: 71 + 24 + 11 + 16 ≈ 122 MiB. Measured (docs/PERFORMANCE.md):
+    /// an engine holding it and three frames is 130 MiB above an idle one (the plugins' code included) and 49 MiB
+    /// above one that let the same pipeline go (glibc keeps the freed heap for the next one): the estimate is on
+    /// the high side, so the budget is kept. Its 1280×720 mezzanine ≈ 42 MiB (38 measured over idle); a 320×240
+    /// clip ≈ 20 MiB.
     static func estimatedBytes(_ source: OpenedFrameSource, output: RGBImage) -> Int {
         let decoded = max(1, source.decodedSize.width) * max(1, source.decodedSize.height)
-        return 16 * decoded * 3 / 2 + 3 * decoded * 3 + 4 * output.width * output.height * 3 + (8 << 20)
+        let pictures = source.request.allIntra ? 4 : 24
+        return pictures * decoded * 3 / 2 + 4 * decoded * 3 + 4 * output.width * output.height * 3 + (16 << 20)
     }
 
     /// Takes it for one request; false when another request has it, or it was released.

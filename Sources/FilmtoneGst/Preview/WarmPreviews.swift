@@ -32,7 +32,7 @@ import Synchronization
 ///   frame not cached is a seek on it, or a forward step when the time is a little after the frame it last handed
 ///   out (`FrameRecipe.stepsForward`): the same frame as the one-shot grab's. One request at a time uses it; a
 ///   concurrent one for the same source makes a one-shot grab. Counted in the same budget with an estimate
-///   (`KeptPipeline.estimatedBytes`: ≈ 88 MiB for 1080p), evicted least recently used, let go when idle, and
+///   (`KeptPipeline.estimatedBytes`: ≈ 122 MiB for 1080p H.264), evicted least recently used, let go when idle, and
 ///   stopped (state NULL) and unreferenced whenever it goes; a source changed on disk gets a new one and the old
 ///   one is stopped; an error on one (a bus error, EOS with no frame, a time-out, a cancel) drops it, so the
 ///   next request starts afresh. Remote sources and still images are not kept (a still has nothing to seek; a
