@@ -37,11 +37,13 @@ final class ServeKeptCLITests: XCTestCase {
     private var nextID: Int64 = 0
 
     /// The request file's object for `source` at `time` (320 wide, mezzanines read from the test's folder).
+    private var extraParams: [(String, JSONValue)] = []
+
     private func params(_ source: String, _ time: Int64) -> [(String, JSONValue)] {
         [
             ("source", .string(source)), ("timeMs", .int(time)), ("maxWidth", .int(320)),
             ("mezzanineDir", .string(mezzanines)),
-        ]
+        ] + extraParams
     }
 
     /// One renderPreviewFrame through `engine`, written to `name`; its whole answer.
@@ -120,6 +122,22 @@ final class ServeKeptCLITests: XCTestCase {
                 answered.dropFirst().filter { $0 != true }.count, 0, "\(plan.fixture): kept pipeline: \(answered)")
             engine.closeInput()
             XCTAssertTrue(engine.waitForExit(timeout: 30))
+        }
+    }
+
+    /// With a tolerance the kept pipeline never steps forward: it follows the seek plan (the keyframe first when it
+    /// is near enough), and its frames are the one-shot preview's.
+    func testWithAToleranceTheKeptPipelineFollowsTheSeekPlan() throws {
+        for (fixture, tolerance, times) in [
+            ("clip.mp4", Int64(200), [Int64(1400), 1433, 1500, 1900, 1000, 2900, 500]),
+            ("longgop.mp4", 1500, [1400, 1433, 3500, 1000]),
+        ] {
+            extraParams = [("toleranceMs", .int(tolerance))]
+            let source = try TestEnvironment.fixture(fixture)
+            let engine = try startEngine()
+            var answered: [Bool?] = []
+            for time in times { answered.append(try assertSameAsOneShot(engine, source, time, "tol-\(fixture)")) }
+            XCTAssertEqual(answered, [false] + Array(repeating: true, count: times.count - 1), fixture)
         }
     }
 

@@ -125,11 +125,6 @@ final class WarmPreviews: Sendable {
     /// The bytes held now, and how many entries.
     var held: (bytes: Int, entries: Int) { state.withLock { ($0.bytes, $0.entries.count) } }
 
-    /// How many pipelines are kept now.
-    var keptPipelines: Int {
-        state.withLock { $0.entries.keys.filter { if case .pipeline = $0 { true } else { false } }.count }
-    }
-
     /// Lets everything go; kept pipelines are stopped (one in use, when its request is done).
     func removeAll() {
         let removed = state.withLock { state in
