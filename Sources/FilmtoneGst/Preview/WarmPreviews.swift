@@ -20,13 +20,6 @@ import Synchronization
 ///   1 code value from the table `ftlut` builds with the intensity baked in. At intensity 0 or 1 one kernel alone
 ///   answers (exactly `ftlut`'s).
 ///
-/// Every request `stat`s the source and the LUT files again: a file changed on disk (new size, mtime or inode) is
-/// a new key, so the next preview decodes or parses it anew; the old entry ages out. Entries are evicted least
-/// recently used first once their bytes (frames' pixels, kernels' tables: 64 MiB for a look with a 3D table, two
-/// per look) pass `budgetBytes`; the entry a request is using stays alive until it is done even when evicted at
-/// once (a budget of 0 caches nothing and still answers rightly). Everything is let go after `idleRelease`
-/// without a request.
-///
 /// - **Pipelines**: per local source (its identity as above, headers, box; a mezzanine file is a source of its own,
 ///   with the output size it gives), the opened, prerolled pipeline (`KeptPipeline`) with its timeline origin, so a
 ///   frame not cached is a seek on it, or a forward step when the time is a little after the frame it last handed
@@ -37,6 +30,13 @@ import Synchronization
 ///   one is stopped; an error on one (a bus error, EOS with no frame, a time-out, a cancel) drops it, so the
 ///   next request starts afresh. Remote sources and still images are not kept (a still has nothing to seek; a
 ///   server's connection is not held open between calls).
+///
+/// Every request `stat`s the source and the LUT files again: a file changed on disk (new size, mtime or inode) is
+/// a new key, so the next preview decodes or parses it anew; the old entry ages out. Entries are evicted least
+/// recently used first once their bytes (frames' pixels, kernels' tables: 64 MiB for a look with a 3D table, two
+/// per look) pass `budgetBytes`; the entry a request is using stays alive until it is done even when evicted at
+/// once (a budget of 0 caches nothing and still answers rightly). Everything is let go after `idleRelease`
+/// without a request.
 ///
 /// Not kept: a mezzanine that becomes ready after a frame was cached from the source (the cached frame answers
 /// until evicted).
