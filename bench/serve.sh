@@ -4,7 +4,11 @@
 #   (a) changing only the intensity of a 1280x720 JPEG preview (target <= 16 ms);
 #   (b) changing only the creative LUT, two 33^3 looks alternating after both were seen once;
 #   (c) the first preview of a new source (a fresh engine each call) against one-shot `ftgst preview`;
-#   (d) the engine's VmRSS/VmHWM (/proc) with one 1080p source open and two looks.
+#   (d) the engine's VmRSS/VmHWM (/proc) with one 1080p source open and two looks;
+#   (e) new exact times within the first GOP (keyframes at 0 and 8.3 s) of the 1080p clip, answered by the kept
+#       pipeline: forward steps of one frame, of 0.5 s, and backward jumps, each a median of its own (target
+#       <= 60 ms), and the engine's memory with that pipeline kept;
+#   (f) the same read from the clip's mezzanine (`ftgst mezzanine`, timed once; target <= 25 ms).
 #
 #   bench/serve.sh            human-readable report on stdout (progress on stderr)
 #   bench/serve.sh --json     one JSON object on stdout instead
@@ -24,7 +28,7 @@ json=()
 for arg in "$@"; do
   case "$arg" in
     --json) json=(--json) ;;
-    -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/serve.sh: unknown argument: $arg (try --help)" >&2; exit 2 ;;
   esac
 done

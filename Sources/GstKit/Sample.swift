@@ -50,6 +50,17 @@ package final class Sample {
         return nil
     }
 
+    /// The inverse of `streamTime(of:)`: the buffer timestamp of this sample's segment at stream time
+    /// `streamTime` (`gst_segment_position_from_stream_time_full`); nil when it is before the segment's buffer
+    /// time 0 or unknown. What a probe upstream compares its buffers' PTS with.
+    package func bufferTime(ofStreamTime streamTime: ClockTime) -> ClockTime? {
+        guard let segment = gst_sample_get_segment(pointer) else { return streamTime }
+        var result: guint64 = 0
+        let sign = gst_segment_position_from_stream_time_full(
+            segment, GST_FORMAT_TIME, guint64(streamTime.raw), &result)
+        return sign > 0 ? ClockTime(nanoseconds: UInt64(result)) : nil
+    }
+
     /// Maps the buffer as a video frame described by the sample's caps and hands the mapped view to `body`.
     /// The pixels are valid only inside `body` (STYLE lesson 6).
     package func withMappedFrame<R>(_ body: (VideoFrameView) throws -> R) throws -> R {

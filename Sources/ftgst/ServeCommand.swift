@@ -15,7 +15,7 @@ enum ServeCommand {
             .init(
                 name: "memory-mb", value: "N",
                 help:
-                    "what the warm previews' decoded frames and look tables may hold (least recently used evicted past it; let go after 60 s idle)",
+                    "what the warm previews' decoded frames, look tables and kept pipelines may hold (least recently used evicted past it; let go after 60 s idle)",
                 defaultValue: "512"),
             .init(
                 name: "listen", value: "127.0.0.1:PORT",

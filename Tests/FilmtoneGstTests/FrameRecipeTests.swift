@@ -167,6 +167,32 @@ extension FrameRecipeTests {
         XCTAssertEqual(step(1000, tolerance: 600), .take, "within the tolerance")
     }
 
+    /// A kept pipeline steps forward only for exact frames, only forward, and only within the window; a frame the
+    /// target is past is dropped early only when a later picture at or before the target entered the decoder.
+    func testAKeptPipelineStepsForwardOnlyForNearExactTimes() {
+        func steps(_ from: Int64, _ to: Int64, tolerance: Int64 = 0) -> Bool {
+            FrameRecipe.stepsForward(
+                from: .milliseconds(from), to: .milliseconds(to), tolerance: .milliseconds(tolerance))
+        }
+        XCTAssertTrue(steps(1000, 1033), "one frame on")
+        XCTAssertTrue(steps(1000, 3000), "the window's end")
+        XCTAssertFalse(steps(1000, 3001), "further: a seek")
+        XCTAssertFalse(steps(1000, 1000), "the same time: not a step")
+        XCTAssertFalse(steps(1000, 967), "backward: a seek")
+        XCTAssertFalse(steps(1000, 1033, tolerance: 10), "a tolerance: the seek plan decides")
+
+        func over(_ pts: Int64, _ inputs: [Int64], target: Int64 = 1000) -> Bool {
+            FrameRecipe.steppedOver(
+                pts: .milliseconds(pts), target: .milliseconds(target), inputs: inputs.map { .milliseconds($0) })
+        }
+        XCTAssertTrue(over(900, [900, 967, 1033]), "967 starts after it and before the target")
+        XCTAssertFalse(over(967, [900, 967, 1033]), "nothing known starts between it and the target: kept")
+        XCTAssertFalse(over(900, [900]), "the next picture has not entered the decoder yet: kept")
+        XCTAssertTrue(over(900, [1000, 900]), "a B-frame order: 1000 (at the target) entered first")
+        XCTAssertFalse(over(1000, [1000, 1033]), "at the target")
+        XCTAssertFalse(over(1033, [1033, 1067]), "after the target")
+    }
+
     func testOnlySouphttpsrcsSeekRefusalMeansReadForward() {
         func cause(_ domain: String, _ code: Int, _ factory: String?) -> FilmtoneError.GStreamerCause {
             FilmtoneError.GStreamerCause(

@@ -45,7 +45,7 @@ public final class MediaEngine: Sendable {
 
     /// `previewParent`: where the folder for previews asked without an `output` is made; nil: `$XDG_RUNTIME_DIR`,
     /// else the temporary folder. `send`: where the answers to messages received without a client go.
-    /// `memoryBudgetBytes`: what the warm previews' frames and look tables may hold (least recently used evicted
+    /// `memoryBudgetBytes`: what the warm previews' frames, look tables and kept pipelines may hold (least recently used evicted
     /// past it); `idleRelease`: how long without a preview before they are let go.
     public init(
         previewParent: String? = nil, memoryBudgetBytes: Int = MediaEngine.defaultMemoryBudgetBytes,

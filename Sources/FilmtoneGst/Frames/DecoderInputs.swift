@@ -53,6 +53,13 @@ final class DecoderInputs: Sendable {
         }
     }
 
+    /// Whether a picture that starts after `pts` and at or before `target` has entered the decoder since the last
+    /// segment (`FrameRecipe.steppedOver`), read without copying the list: asked for every decoded frame while a
+    /// kept pipeline steps forward (`EarlyFrameDrop`).
+    func steppedOver(pts: ClockTime, target: ClockTime) -> Bool {
+        pictures.withLock { FrameRecipe.steppedOver(pts: pts, target: target, inputs: $0.lazy.map(\.pts)) }
+    }
+
     /// The pictures seen since the last segment, in the order they entered.
     var snapshot: [FrameRecipe.InputPicture] { pictures.withLock { $0 } }
 }

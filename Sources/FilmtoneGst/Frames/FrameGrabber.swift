@@ -4,6 +4,7 @@ import FilmtoneLooks
 import Foundation
 import GstKit
 import ImageCodecs
+import Synchronization
 
 /// An upright, scaled RGB frame and the time it was shown at.
 struct GrabbedFrame {
@@ -32,6 +33,9 @@ struct FrameRequest {
     /// The output size when already decided (a preview read from a mezzanine gets the size it would have had from
     /// the source); nil: computed from the upright caps and `maxWidth`×`maxHeight`.
     var outputSize: (width: Int, height: Int)? = nil
+    /// Every picture is a keyframe (a mezzanine's MJPEG): a seek is one decode, so a kept pipeline always seeks
+    /// and never steps forward (decoding every picture in between costs more).
+    var allIntra = false
 }
 
 /// The `ftlut` settings of a preview: LUT file paths (nil: empty slot), intensity, interpolation.
@@ -43,7 +47,8 @@ struct LookSettings: Equatable {
 }
 
 /// The driver: builds `FrameRecipe`'s pipeline, prerolls, seeks as the recipe says, and pulls one frame.
-/// Every wait shares one deadline; cancellation is checked while waiting.
+/// Every wait shares one deadline; cancellation is checked while waiting. The pipeline is opened and answers one
+/// time (`OpenedFrameSource`), then is stopped; the engine keeps one open instead (`KeptPipeline`).
 struct FrameGrabber {
     let request: FrameRequest
     let isCancelled: () -> Bool
@@ -67,8 +72,69 @@ struct FrameGrabber {
     private func grab(watching formats: PictureFormatWatch, deadline: Deadline, readingForward: Bool) throws
         -> GrabbedFrame
     {
+        let source = try OpenedFrameSource(
+            request, watching: formats, deadline: deadline, keeps: false, isCancelled: isCancelled)
+        defer { source.stop() }
+        return try source.frame(
+            at: request.time, tolerance: request.tolerance, deadline: deadline, readingForward: readingForward,
+            isCancelled: isCancelled)
+    }
+}
+
+/// `FrameRecipe`'s pipeline opened: built, prerolled on its first frame, its timeline fixed (`open`), then asked
+/// for frames (`frame(at:…)`): the one-shot grab asks once and stops it; the engine keeps it (`KeptPipeline`) and
+/// asks again for each new time, so a new time is a seek or a forward step, never a new pipeline.
+///
+/// Kept (`keeps`), it remembers where the pipeline stands after a seek or a step (the frame last handed out, and a
+/// frame pulled past it) and reaches a new exact time a little ahead (`FrameRecipe.stepsForward`) by decoding on
+/// instead of seeking (the first time asked is always the one-shot grab's seek):
+/// PLAYING with `sync=false`, the appsink's one-buffer queue as backpressure, frames the target is past dropped
+/// before conversion (`EarlyFrameDrop`), and the frame on screen at the target taken by the rule the seek's
+/// answer follows (it starts at or before the target and the next starts after). The end of the stream reached
+/// that way hands over to the seek, which answers it exactly as the one-shot grab does (the last frame, or no
+/// frame past the end). Any other time is the one-shot grab's seek plan on the same pipeline.
+///
+/// Not thread-safe: one caller at a time (the kept pipeline's check-out sees to it).
+final class OpenedFrameSource {
+    /// Where a kept pipeline stands: the frame it last handed out (its real start, stream time), whether it is
+    /// PLAYING, a frame it pulled after that one but did not hand out, and whether it reached the end.
+    private struct Position {
+        var sample: Sample
+        var start: ClockTime
+        var lookahead: Sample? = nil
+    }
+
+    let request: FrameRequest
+    let pipeline: Pipeline
+    private let sink: AppSink
+    private let inputs: DecoderInputs
+    private let skipper: ReferenceSkipper
+    private let early: EarlyFrameDrop?
+    /// The prerolled first frame: it answers a time at 0 (or within the tolerance of it) whatever came after.
+    private let first: Sample
+    /// The 0-based timeline; nil for a still image.
+    let timeline: FrameRecipe.Timeline?
+    var isStill: Bool { timeline == nil }
+    /// The upright decoded size (what `videoflip` gives), 0×0 when unknown.
+    let decodedSize: (width: Int, height: Int)
+    private let keeps: Bool
+    private var playing = false
+    private var position: Position?
+    /// False once a seek or a step failed part way (its state unknown): a kept pipeline is then dropped. A request
+    /// refused before the pipeline was touched (a time past the end) leaves it usable.
+    private(set) var isUsable = true
+
+    /// Builds the pipeline (no look: `request.look` is for the one-shot path only when `keeps` is false), prerolls
+    /// it and reads its first frame, within `deadline`. `keeps`: the engine will ask again (forward steps on).
+    init(
+        _ request: FrameRequest, watching formats: PictureFormatWatch, deadline: Deadline, keeps: Bool,
+        isCancelled: () -> Bool
+    ) throws {
+        self.request = request
+        self.keeps = keeps
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let pipeline = try Pipeline(launch: FrameRecipe.launchDescription(withLook: request.look != nil))
+        self.pipeline = pipeline
         formats.attach(to: pipeline)
         if let look = request.look {
             let filter = try pipeline.element(named: "look")
@@ -77,14 +143,24 @@ struct FrameGrabber {
             try filter.setProperty("intensity", .double(look.intensity))
             try filter.setProperty("interpolation", .nick(look.interpolation.rawValue))
         }
-        defer { pipeline.stop() }
+        var opened = false
+        defer { if !opened { pipeline.stop() } }
 
         // Attached first, so its probe on the decoder's input sees the pictures the skipper then drops too: one
         // dropped for a stated duration too short is found again (`FrameRecipe.droppedStart`).
         let inputs = DecoderInputs()
         inputs.attach(to: pipeline)
+        self.inputs = inputs
         let skipper = ReferenceSkipper()
         skipper.attach(to: pipeline)
+        self.skipper = skipper
+        if keeps {
+            let early = EarlyFrameDrop(inputs: inputs)
+            try early.attach(to: pipeline)
+            self.early = early
+        } else {
+            early = nil
+        }
 
         let source = try pipeline.element(named: "src")
         try source.setProperty("uri", .string(request.source.uri))
@@ -105,69 +181,122 @@ struct FrameGrabber {
                     width: info.width, height: info.height, pixelAspect: info.pixelAspect,
                     maxWidth: maxWidth, maxHeight: maxHeight)
         }
-        let sink = AppSink(element: try pipeline.element(named: "sink"))
+        sink = AppSink(element: try pipeline.element(named: "sink"))
         // An MP4's empty edit (video that starts later) sends a GAP first: it would preroll the sink with no frame
         // to pull. Dropped, the sink prerolls on the first real frame.
         sink.element.staticPad("sink")?.dropGapEvents()
 
         try pipeline.startPrerolling(remote: request.source.isRemote)
-        var sample = try waitAndPull(
-            pipeline, sink, deadline, what: "first frame",
-            stall: .video(milliseconds: request.localStallMilliseconds, started: { sawCaps.isSet() }))
-
-        if sample.caps?.video?.isStill == true {
-            return try frame(from: sample, time: .zero, still: true, skipper: skipper)
+        first = try Self.waitAndPull(
+            pipeline, sink, deadline, request, what: "first frame",
+            stall: .video(milliseconds: request.localStallMilliseconds, started: { sawCaps.isSet() }),
+            isCancelled: isCancelled)
+        let upright = try pipeline.element(named: "flip").staticPad("src")?.currentCaps?.video
+        decodedSize = (upright?.width ?? 0, upright?.height ?? 0)
+        if first.caps?.video?.isStill == true {
+            timeline = nil
+        } else {
+            // The first frame fixes the timeline (`FrameRecipe.Timeline`): requests and reported times are 0-based.
+            guard let start = first.streamTime else { throw FilmtoneError(.decodeFailed, "frame has no timestamp") }
+            timeline = FrameRecipe.Timeline(origin: start)
+            // No position yet: the first time asked is the one-shot grab's seek, never a step from the first frame
+            // (the keyframe before the time may be far closer).
         }
-        // The first frame fixes the timeline (`FrameRecipe.Timeline`): requests and reported times are 0-based.
-        guard let first = sample.streamTime else { throw FilmtoneError(.decodeFailed, "frame has no timestamp") }
-        let timeline = FrameRecipe.Timeline(origin: first)
+        opened = true
+    }
+
+    deinit { pipeline.stop() }
+
+    /// Stops the pipeline (state NULL): its threads end; the object may then go.
+    func stop() {
+        pipeline.stop()
+        position = nil
+    }
+
+    /// The frame on screen at `time` (0-based), or within `tolerance` of it, within `deadline`.
+    /// `readingForward`: the remote server ignores `Range` (the one-shot grab's second attempt).
+    func frame(
+        at time: ClockTime, tolerance: ClockTime, deadline: Deadline, readingForward: Bool = false,
+        isCancelled: () -> Bool
+    ) throws -> GrabbedFrame {
+        guard let timeline else { return try frame(from: first, time: .zero, still: true) }
         // The prerolled frame answers only when it starts at the target or within the tolerance: its duration
         // does not prove it is still on screen at the target (`FrameRecipe.needsNextFrame`).
-        if FrameRecipe.accepts(frame: .zero, duration: nil, target: request.time, tolerance: request.tolerance) {
-            return try frame(from: sample, time: .zero, still: false, skipper: skipper)
+        if FrameRecipe.accepts(frame: .zero, duration: nil, target: time, tolerance: tolerance) {
+            return try frame(from: first, time: .zero, still: false)
         }
 
         // Demuxers disagree about what their duration counts from (tsdemux's is a length, qtdemux's a stream
         // time): the early refusal is kept for streams whose timeline starts at 0, where both agree. Elsewhere a
         // seek past the end ends in EOS without a frame, which `waitAndPull` refuses just as well.
-        if timeline.origin == .zero, let duration = pipeline.duration(), request.time >= duration {
+        if timeline.origin == .zero, let duration = pipeline.duration(), time >= duration {
             throw FilmtoneError(
                 .decodeFailed,
-                "time \(request.time.milliseconds) ms is past the end (\(duration.milliseconds) ms)")
+                "time \(time.milliseconds) ms is past the end (\(duration.milliseconds) ms)")
         }
         if readingForward || !pipeline.isSeekable() {
             guard request.source.isRemote else {
-                throw FilmtoneError(.decodeFailed, "the source cannot seek to \(request.time.milliseconds) ms")
+                throw FilmtoneError(.decodeFailed, "the source cannot seek to \(time.milliseconds) ms")
             }
-            return try readForward(pipeline, sink, deadline, timeline: timeline, skipper: skipper)
+            return try readForward(to: time, tolerance: tolerance, deadline, timeline: timeline, isCancelled)
         }
-        let target = timeline.streamTime(of: request.time)
-        for flags in FrameRecipe.seekPlan(tolerance: request.tolerance) {
-            guard pipeline.seek(to: target, flags: flags) else {
-                throw sourceFailure("seek to \(request.time.milliseconds) ms was refused")
+        let target = timeline.streamTime(of: time)
+        isUsable = false  // until this seek or step succeeds
+        var answer: (Sample, ClockTime)? = nil
+        if keeps, let position, !request.allIntra,
+            FrameRecipe.stepsForward(from: position.start, to: target, tolerance: tolerance)
+        {
+            answer = try stepForward(from: position, to: target, time: time, deadline, isCancelled)
+        }
+        let (sample, start) = try answer ?? seek(to: target, time: time, tolerance: tolerance, deadline, isCancelled)
+        isUsable = true
+        return try frame(from: sample, time: timeline.time(ofStreamTime: start), still: false)
+    }
+
+    /// `FrameRecipe.seekPlan` from where the pipeline stands: the keyframe seek when a tolerance allows, then the
+    /// accurate one, the dropped-start and frame-on-screen rules after it. Returns the frame and its real start.
+    private func seek(
+        to target: ClockTime, time: ClockTime, tolerance: ClockTime, _ deadline: Deadline, _ isCancelled: () -> Bool
+    ) throws -> (Sample, ClockTime) {
+        let what = "frame at \(time.milliseconds) ms"
+        if keeps {
+            // A kept pipeline may be PLAYING (after a step or the frame-on-screen rule) or at the end: back to
+            // PAUSED, and what its bus holds from before (ASYNC_DONE, EOS) must not answer this seek's wait.
+            if playing {
+                pipeline.pause()
+                playing = false
             }
-            sample = try waitAndPull(pipeline, sink, deadline, what: "frame at \(request.time.milliseconds) ms")
-            var time = try realStart(of: sample, inputs: inputs)
+            try pipeline.drainBus(remote: request.source.isRemote)
+        }
+        position = nil
+        for flags in FrameRecipe.seekPlan(tolerance: tolerance) {
+            guard pipeline.seek(to: target, flags: flags) else {
+                throw sourceFailure("seek to \(time.milliseconds) ms was refused")
+            }
+            var sample = try waitAndPull(deadline, what: what, isCancelled)
+            var start = try realStart(of: sample)
             if flags.contains(.accurate) {
                 if let earlier = FrameRecipe.droppedStart(
-                    after: time, target: target, inputs: inputs.snapshot.compactMap { sample.streamTime(of: $0.pts) })
+                    after: start, target: target, inputs: inputs.snapshot.compactMap { sample.streamTime(of: $0.pts) })
                 {
                     // The decoder dropped the picture on screen at the target as ending before it (its container
                     // duration was too short): seek to that picture's own start, where it cannot be dropped.
                     guard pipeline.seek(to: earlier, flags: flags) else {
-                        throw sourceFailure("seek to \(request.time.milliseconds) ms was refused")
+                        throw sourceFailure("seek to \(time.milliseconds) ms was refused")
                     }
-                    sample = try waitAndPull(pipeline, sink, deadline, what: "frame at \(request.time.milliseconds) ms")
-                    time = try realStart(of: sample, inputs: inputs)
+                    sample = try waitAndPull(deadline, what: what, isCancelled)
+                    start = try realStart(of: sample)
                 }
-                if FrameRecipe.needsNextFrame(start: time, target: target, tolerance: request.tolerance) {
-                    (sample, time) = try frameOnScreen(
-                        after: sample, start: time, target: target, pipeline, sink, deadline, inputs: inputs)
+                position = Position(sample: sample, start: start)
+                if FrameRecipe.needsNextFrame(start: start, target: target, tolerance: tolerance) {
+                    (sample, start) = try frameOnScreen(
+                        after: sample, start: start, target: target, time: time, deadline, isCancelled)
                 }
-                return try frame(from: sample, time: timeline.time(ofStreamTime: time), still: false, skipper: skipper)
+                return (sample, start)
             }
-            if FrameRecipe.accepts(frame: time, duration: nil, target: target, tolerance: request.tolerance) {
-                return try frame(from: sample, time: timeline.time(ofStreamTime: time), still: false, skipper: skipper)
+            if FrameRecipe.accepts(frame: start, duration: nil, target: target, tolerance: tolerance) {
+                position = Position(sample: sample, start: start)
+                return (sample, start)
             }
         }
         throw FilmtoneError(.internalError, "seek plan ended without a frame")
@@ -175,7 +304,7 @@ struct FrameGrabber {
 
     /// The stream time a sample really starts at: its stamp, or the start the decoder clipped away
     /// (`FrameRecipe.realStart`, from the pictures that entered the decoder).
-    private func realStart(of sample: Sample, inputs: DecoderInputs) throws -> ClockTime {
+    private func realStart(of sample: Sample) throws -> ClockTime {
         guard let pts = sample.presentationTimestamp, let stamped = sample.streamTime else {
             throw FilmtoneError(.decodeFailed, "frame has no timestamp")
         }
@@ -188,16 +317,19 @@ struct FrameGrabber {
     /// frame for as long as it starts at or before the target (`FrameRecipe.nextReplaces`). The end of the
     /// stream leaves the last frame on screen. Same deadline and cancellation as every wait.
     private func frameOnScreen(
-        after prerolled: Sample, start: ClockTime, target: ClockTime, _ pipeline: Pipeline, _ sink: AppSink,
-        _ deadline: Deadline, inputs: DecoderInputs
+        after prerolled: Sample, start: ClockTime, target: ClockTime, time: ClockTime, _ deadline: Deadline,
+        _ isCancelled: () -> Bool
     ) throws -> (Sample, ClockTime) {
-        let what = "frame after \(request.time.milliseconds) ms"
+        let what = "frame after \(time.milliseconds) ms"
         var current = (sample: prerolled, start: start)
         // Going to PLAYING renders the prerolled buffer again: the first sample pulled may be that one.
         var skipRepeat = true
-        pipeline.play()
+        play()
         while true {
-            guard let next = try nextPlayingSample(pipeline, sink, deadline, what: what) else { return current }
+            guard let next = try nextPlayingSample(deadline, what: what, isCancelled) else {
+                position = nil  // at the end: a step from here would find nothing more
+                return current
+            }
             if skipRepeat {
                 skipRepeat = false
                 if next.presentationTimestamp == prerolled.presentationTimestamp && next.duration == prerolled.duration
@@ -206,10 +338,66 @@ struct FrameGrabber {
                 }
             }
             guard let stamped = next.streamTime, FrameRecipe.nextReplaces(next: stamped, target: target) else {
+                position = Position(sample: current.sample, start: current.start, lookahead: next)
                 return current
             }
-            current = (next, try realStart(of: next, inputs: inputs))
+            current = (next, try realStart(of: next))
         }
+    }
+
+    /// A kept pipeline's forward step from `position` to `target` (stream time, tolerance 0): decodes on, the
+    /// frames the target is past dropped before conversion (`EarlyFrameDrop`), and takes the last frame that
+    /// starts at or before the target once the next one starts after it (or starts exactly at it). nil when the
+    /// stream ends first: the caller seeks, which answers the end exactly as the one-shot grab does.
+    private func stepForward(
+        from position: Position, to target: ClockTime, time: ClockTime, _ deadline: Deadline,
+        _ isCancelled: () -> Bool
+    ) throws -> (Sample, ClockTime)? {
+        let what = "frame at \(time.milliseconds) ms (decoding forward)"
+        // The probe compares buffer timestamps: the target in this segment's terms.
+        early?.aim(at: position.sample.bufferTime(ofStreamTime: target))
+        defer { early?.aim(at: nil) }
+        var current = (sample: position.sample, start: position.start)
+        var pending = position.lookahead
+        // From PAUSED, going to PLAYING renders the prerolled buffer (the frame last handed out) again.
+        var skipRepeat = !playing
+        self.position = nil  // until the step is done, the pipeline stands nowhere known
+        play()
+        while true {
+            let next: Sample
+            if let kept = pending {
+                next = kept
+                pending = nil
+            } else {
+                guard let pulled = try nextPlayingSample(deadline, what: what, isCancelled) else { return nil }
+                next = pulled
+            }
+            if skipRepeat {
+                skipRepeat = false
+                if next.presentationTimestamp == position.sample.presentationTimestamp
+                    && next.duration == position.sample.duration
+                {
+                    continue
+                }
+            }
+            guard let stamped = next.streamTime else { continue }
+            guard FrameRecipe.nextReplaces(next: stamped, target: target) else {
+                self.position = Position(sample: current.sample, start: current.start, lookahead: next)
+                return current
+            }
+            let start = try realStart(of: next)
+            guard start > current.start else { continue }  // not after the frame handed out: already seen
+            current = (next, start)
+            if start == target {
+                self.position = Position(sample: next, start: start)
+                return current
+            }
+        }
+    }
+
+    private func play() {
+        pipeline.play()
+        playing = true
     }
 
     // MARK: - Steps
@@ -218,43 +406,42 @@ struct FrameGrabber {
     /// `FrameRecipe.forwardStep` picks, so exact times are what a seek would give. Errors, EOS, the deadline and
     /// cancellation end it; the bus is checked between 50 ms pulls.
     private func readForward(
-        _ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, timeline: FrameRecipe.Timeline,
-        skipper: ReferenceSkipper
+        to time: ClockTime, tolerance: ClockTime, _ deadline: Deadline, timeline: FrameRecipe.Timeline,
+        _ isCancelled: () -> Bool
     ) throws -> GrabbedFrame {
-        let what = "frame at \(request.time.milliseconds) ms (reading forward: the server does not support Range)"
-        pipeline.play()
+        let what = "frame at \(time.milliseconds) ms (reading forward: the server does not support Range)"
+        position = nil
+        play()
         var previous: (sample: Sample, time: ClockTime)?
         while true {
-            guard let sample = try nextPlayingSample(pipeline, sink, deadline, what: what) else {
+            guard let sample = try nextPlayingSample(deadline, what: what, isCancelled) else {
                 // The target lies after the last frame's start but before the stated duration: it is on screen.
                 if let previous {
-                    return try frame(from: previous.sample, time: previous.time, still: false, skipper: skipper)
+                    return try frame(from: previous.sample, time: previous.time, still: false)
                 }
                 throw FilmtoneError(.decodeFailed, "no video frame could be decoded (\(what)): the stream ended first")
             }
             guard let streamTime = sample.streamTime else { continue }
-            let time = timeline.time(ofStreamTime: streamTime)
+            let frameTime = timeline.time(ofStreamTime: streamTime)
             switch FrameRecipe.forwardStep(
-                frame: time, hasPrevious: previous != nil, target: request.time, tolerance: request.tolerance)
+                frame: frameTime, hasPrevious: previous != nil, target: time, tolerance: tolerance)
             {
             case .take:
-                return try frame(from: sample, time: time, still: false, skipper: skipper)
+                return try frame(from: sample, time: frameTime, still: false)
             case .takePrevious:
                 if let previous {
-                    return try frame(from: previous.sample, time: previous.time, still: false, skipper: skipper)
+                    return try frame(from: previous.sample, time: previous.time, still: false)
                 }
-                return try frame(from: sample, time: time, still: false, skipper: skipper)
+                return try frame(from: sample, time: frameTime, still: false)
             case .keepReading:
-                previous = (sample, time)
+                previous = (sample, frameTime)
             }
         }
     }
 
     /// The next sample of the PLAYING pipeline; nil at EOS. An error on the bus, the deadline and cancellation end
     /// the wait; the bus is checked between 50 ms pulls.
-    private func nextPlayingSample(_ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, what: String) throws
-        -> Sample?
-    {
+    private func nextPlayingSample(_ deadline: Deadline, what: String, _ isCancelled: () -> Bool) throws -> Sample? {
         while true {
             if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
             if deadline.hasPassed { throw timedOut(what) }
@@ -266,18 +453,22 @@ struct FrameGrabber {
         }
     }
 
+    private func waitAndPull(_ deadline: Deadline, what: String, _ isCancelled: () -> Bool) throws -> Sample {
+        try Self.waitAndPull(pipeline, sink, deadline, request, what: what, isCancelled: isCancelled)
+    }
+
     /// Waits for ASYNC_DONE (preroll or seek done; the local-stall rule for the first preroll) and pulls the
     /// prerolled sample. EOS with no frame — a truncated file, an empty stream, a seek past the end — is a
     /// failure, never a success.
-    private func waitAndPull(
-        _ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, what: String,
-        stall: LocalStallWatch? = nil
+    private static func waitAndPull(
+        _ pipeline: Pipeline, _ sink: AppSink, _ deadline: Deadline, _ request: FrameRequest, what: String,
+        stall: LocalStallWatch? = nil, isCancelled: () -> Bool
     ) throws -> Sample {
         try pipeline.wait(
             for: .prerolled, deadline: deadline, remote: request.source.isRemote, stall: stall,
-            timedOut: timeoutMessage(what), isCancelled: isCancelled)
+            timedOut: timeoutMessage(request, what), isCancelled: isCancelled)
         guard let sample = sink.pullPreroll(timeout: deadline.remaining()) else {
-            if deadline.hasPassed { throw timedOut(what) }
+            if deadline.hasPassed { throw sourceFailure(request, timeoutMessage(request, what)) }
             // An error may have been posted just as preroll ended: prefer its precise classification.
             if case .error(let cause) = pipeline.waitForAsyncDone(deadline: Deadline(after: 0), isCancelled: { false })
             {
@@ -291,20 +482,22 @@ struct FrameGrabber {
         return sample
     }
 
-    private func timeoutMessage(_ what: String) -> String {
+    private static func timeoutMessage(_ request: FrameRequest, _ what: String) -> String {
         "timed out after \(request.timeoutMilliseconds) ms waiting for the \(what)"
     }
 
-    private func timedOut(_ what: String) -> FilmtoneError { sourceFailure(timeoutMessage(what)) }
+    private func timedOut(_ what: String) -> FilmtoneError {
+        Self.sourceFailure(request, Self.timeoutMessage(request, what))
+    }
+
+    private func sourceFailure(_ message: String) -> FilmtoneError { Self.sourceFailure(request, message) }
 
     /// A failure to get data where it is not known which part failed: the network for a remote source.
-    private func sourceFailure(_ message: String) -> FilmtoneError {
+    private static func sourceFailure(_ request: FrameRequest, _ message: String) -> FilmtoneError {
         FilmtoneError(request.source.isRemote ? .remoteFetchFailed : .decodeFailed, message)
     }
 
-    private func frame(from sample: Sample, time: ClockTime, still: Bool, skipper: ReferenceSkipper) throws
-        -> GrabbedFrame
-    {
+    private func frame(from sample: Sample, time: ClockTime, still: Bool) throws -> GrabbedFrame {
         let image = try sample.withMappedFrame { view in
             // Copy rows by stride into a tightly packed image: the mapped rows may be padded.
             var pixels = [UInt8](repeating: 0, count: view.width * view.height * 3)
@@ -317,4 +510,32 @@ struct FrameGrabber {
         }
         return GrabbedFrame(image: image, time: time, isStill: still, skippedPictures: skipper.skippedCount)
     }
+}
+
+/// While a kept pipeline steps forward to a target, drops each decoded frame the target is already known to be
+/// past (`FrameRecipe.steppedOver`: a later picture starting at or before the target entered the decoder) at the
+/// input of the first `videoconvert`, so a frame stepped over costs its decoding only, not its conversion to RGB,
+/// flip and scaling. Aimed only during a step (`aim(at:)`); otherwise every frame passes.
+final class EarlyFrameDrop: Sendable {
+    private let inputs: DecoderInputs
+    /// The target, as a buffer timestamp of the current segment; nil: not stepping.
+    private let target = Mutex<ClockTime?>(nil)
+
+    init(inputs: DecoderInputs) { self.inputs = inputs }
+
+    /// Probes the input of the recipe's `decoded` element.
+    func attach(to pipeline: Pipeline) throws {
+        guard let pad = try pipeline.element(named: "decoded").staticPad("sink") else {
+            throw FilmtoneError(.internalError, "the decoded frames' converter has no sink pad")
+        }
+        // Captures this object and the inputs only, never the pipeline (which owns the pad and so the probe).
+        pad.onData { [self] item in
+            guard case .buffer(let buffer) = item, let pts = buffer.presentationTimestamp,
+                let target = target.withLock({ $0 }), inputs.steppedOver(pts: pts, target: target)
+            else { return .pass }
+            return .drop
+        }
+    }
+
+    func aim(at target: ClockTime?) { self.target.withLock { $0 = target } }
 }

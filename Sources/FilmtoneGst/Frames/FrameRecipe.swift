@@ -13,10 +13,12 @@ enum FrameRecipe {
     /// on the bench clip), and scaling 4:2:0 first leaves quarter-resolution chroma (26.7 dB); RGB first, then
     /// lanczos, gives 43.7 dB for one full-size conversion per output frame. The look runs after scaling: a
     /// preview shows the look at the size it is seen, and pays for those pixels only.
-    /// `uri` and the look's settings are set as properties afterwards, never spliced into this text.
+    /// `uri` and the look's settings are set as properties afterwards, never spliced into this text. The first
+    /// `videoconvert` is named `decoded`: a kept pipeline drops the frames it steps over at its input
+    /// (`EarlyFrameDrop`), before anything but their decoding was spent on them.
     static func launchDescription(withLook: Bool) -> String {
         """
-        uridecodebin name=src ! videoconvert ! videoflip name=flip video-direction=auto \
+        uridecodebin name=src ! videoconvert name=decoded ! videoflip name=flip video-direction=auto \
         ! videoconvert ! video/x-raw,format=RGB ! videoscale method=lanczos \
         ! capsfilter name=size caps=video/x-raw,format=RGB,pixel-aspect-ratio=1/1 \
         \(withLook ? "! \(LUTFilterElement.factoryName) name=look " : "")\
@@ -111,6 +113,28 @@ enum FrameRecipe {
     static func droppedStart(after start: ClockTime, target: ClockTime, inputs: [ClockTime]) -> ClockTime? {
         guard start > target else { return nil }
         return inputs.filter { $0 <= target }.max()
+    }
+
+    /// Whether a decoded frame stamped `pts` cannot be the frame on screen at `target` because a picture starting
+    /// after it and at or before the target has already entered the decoder (`inputs`, in the same buffer-time
+    /// terms): that one, or a later one, is on screen there. A frame it cannot tell about is kept. Used while a
+    /// kept pipeline steps forward with tolerance 0; all times are buffer timestamps.
+    static func steppedOver(pts: ClockTime, target: ClockTime, inputs: some Sequence<ClockTime>) -> Bool {
+        pts < target && inputs.contains { $0 > pts && $0 <= target }
+    }
+
+    /// How far past the frame a kept pipeline last handed out a new exact time is reached by decoding on (a
+    /// forward step, `OpenedFrameSource`) rather than by an accurate seek, which decodes again from the keyframe
+    /// before the target. 2 s: at 30 fps, 60 frames decoded and dropped before conversion; an accurate seek within
+    /// a 250-frame GOP may decode up to 250. A jump backward, or further, seeks.
+    static let forwardStepWindow = ClockTime.milliseconds(2000)
+
+    /// Whether a kept pipeline standing at stream time `position` (its last frame handed out) reaches `target`
+    /// by a forward step: only for exact frames (`tolerance` 0, where a seek's answer is the frame on screen at
+    /// the target, which decoding on finds identically), only forward and within `forwardStepWindow`.
+    static func stepsForward(from position: ClockTime, to target: ClockTime, tolerance: ClockTime) -> Bool {
+        tolerance == .zero && target > position
+            && target.nanoseconds - position.nanoseconds <= forwardStepWindow.nanoseconds
     }
 
     /// Whether the next decoded frame, stamped `next`, replaces the current one: it starts at or before the

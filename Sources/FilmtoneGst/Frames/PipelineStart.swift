@@ -44,6 +44,14 @@ extension Pipeline {
         throw FilmtoneError(.decodeFailed, "the pipeline could not start (state change failed)")
     }
 
+    /// Pops what the bus holds now (ASYNC_DONE, EOS, errors) so that the next wait sees only what comes after: a
+    /// kept pipeline before it seeks again. An error among them is thrown, classified.
+    func drainBus(remote: Bool) throws {
+        while let message = bus.pop(timeout: .zero, kinds: [.error, .endOfStream, .asyncDone]) {
+            if case .error(let cause) = message { throw ErrorClassifier.classify(cause, remote: remote) }
+        }
+    }
+
     /// Waits for `goal` until `deadline`, polling `isCancelled` (every bus wait is sliced), with the local-stall
     /// rule for a local source when `stall` is given. Errors are classified (`ErrorClassifier`), cancellation is
     /// `CANCELLED`, the deadline is `timedOut` (REMOTE_FETCH_FAILED for a remote source, else DECODE_FAILED).

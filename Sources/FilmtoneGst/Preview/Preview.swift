@@ -170,12 +170,18 @@ public enum Previews {
     /// The frame the request shows: from a ready mezzanine when there is one, else decoded from the source, with
     /// the request's look applied by `ftlut` (none when `request.frame.look` is nil: the upright scaled RGB frame
     /// `ftlut` would have been given, which the warm path caches).
-    static func grab(_ request: PreviewRequest, isCancelled: @escaping () -> Bool) throws -> (GrabbedFrame, Bool) {
+    /// `frames` grabs one `FrameRequest` (of the source or of its mezzanine): a one-shot `FrameGrabber` unless
+    /// given, the engine's kept pipelines when given (`WarmPreviews`).
+    static func grab(
+        _ request: PreviewRequest, isCancelled: @escaping () -> Bool,
+        frames: ((FrameRequest) throws -> GrabbedFrame)? = nil
+    ) throws -> (GrabbedFrame, Bool) {
         try request.frame.source.checkExists()
-        if let fromMezzanine = try grabFromMezzanine(request, isCancelled: isCancelled) {
+        let grab = frames ?? { try FrameGrabber(request: $0, isCancelled: isCancelled).grab() }
+        if let fromMezzanine = try grabFromMezzanine(request, frames: grab) {
             return (fromMezzanine, true)
         }
-        return (try FrameGrabber(request: request.frame, isCancelled: isCancelled).grab(), false)
+        return (try grab(request.frame), false)
     }
 
     /// Encodes `frame` and writes it to the request's output (atomically).
@@ -203,8 +209,8 @@ public enum Previews {
     /// The frame read from a ready mezzanine of the source (`MezzanineRecipe.choose`), at the size the source
     /// would have given; nil when there is none, or when reading it fails for any reason but cancellation — the
     /// source is then decoded as if there were none (a mezzanine is a cache, never the only copy).
-    private static func grabFromMezzanine(_ request: PreviewRequest, isCancelled: @escaping () -> Bool) throws
-        -> GrabbedFrame?
+    private static func grabFromMezzanine(_ request: PreviewRequest, frames: (FrameRequest) throws -> GrabbedFrame)
+        throws -> GrabbedFrame?
     {
         guard let store = request.mezzanines, let identity = try? MezzanineStore.identity(of: request.frame.source),
             let chosen = MezzanineRecipe.choose(
@@ -215,8 +221,9 @@ public enum Previews {
         frameRequest.source = .local(path: store.url(MezzanineRecipe.videoName(slot: chosen.slot)).path)
         frameRequest.headers = []
         frameRequest.outputSize = chosen.size
+        frameRequest.allIntra = true
         do {
-            let frame = try FrameGrabber(request: frameRequest, isCancelled: isCancelled).grab()
+            let frame = try frames(frameRequest)
             // The manifest's checks (size, mtime, inode) cannot see bytes changed in place: a damaged frame is
             // dropped by the decoder and the next one comes out instead. A frame that does not answer the request
             // (not on screen at the time, nor within the tolerance) is refused, and the source is decoded.

@@ -20,6 +20,17 @@ import Synchronization
 ///   1 code value from the table `ftlut` builds with the intensity baked in. At intensity 0 or 1 one kernel alone
 ///   answers (exactly `ftlut`'s).
 ///
+/// - **Pipelines**: per local source (its identity as above, headers, box; a mezzanine file is a source of its own,
+///   with the output size it gives), the opened, prerolled pipeline (`KeptPipeline`) with its timeline origin, so a
+///   frame not cached is a seek on it, or a forward step when the time is a little after the frame it last handed
+///   out (`FrameRecipe.stepsForward`): the same frame as the one-shot grab's. One request at a time uses it; a
+///   concurrent one for the same source makes a one-shot grab. Counted in the same budget with an estimate
+///   (`KeptPipeline.estimatedBytes`: ≈ 122 MiB for 1080p H.264), evicted least recently used, let go when idle, and
+///   stopped (state NULL) and unreferenced whenever it goes; a source changed on disk gets a new one and the old
+///   one is stopped; an error on one (a bus error, EOS with no frame, a time-out, a cancel) drops it, so the
+///   next request starts afresh. Remote sources and still images are not kept (a still has nothing to seek; a
+///   server's connection is not held open between calls).
+///
 /// Every request `stat`s the source and the LUT files again: a file changed on disk (new size, mtime or inode) is
 /// a new key, so the next preview decodes or parses it anew; the old entry ages out. Entries are evicted least
 /// recently used first once their bytes (frames' pixels, kernels' tables: 64 MiB for a look with a 3D table, two
@@ -27,8 +38,8 @@ import Synchronization
 /// once (a budget of 0 caches nothing and still answers rightly). Everything is let go after `idleRelease`
 /// without a request.
 ///
-/// Not kept: a prerolled pipeline (a new time in the same GOP decodes from the keyframe again), and a mezzanine
-/// that becomes ready after a frame was cached from the source (the cached frame answers until evicted).
+/// Not kept: a mezzanine that becomes ready after a frame was cached from the source (the cached frame answers
+/// until evicted).
 final class WarmPreviews: Sendable {
     struct FileKey: Hashable, Sendable {
         var path: String
@@ -56,14 +67,37 @@ final class WarmPreviews: Sendable {
         var mezzanines: String?
     }
 
+    /// A kept pipeline's key: the frame key without time and tolerance, and the output size a mezzanine's read
+    /// is fixed to (nil: computed from the box).
+    struct PipelineKey: Hashable, Sendable {
+        var location: String
+        var size: Int64?
+        var modifiedNanoseconds: Int64?
+        var inode: UInt64?
+        var headers: [String]
+        var maxWidth: Int
+        var maxHeight: Int
+        var outputWidth: Int?
+        var outputHeight: Int?
+
+        /// The same source, box and output, whatever its identity on disk.
+        func sameSlot(as other: PipelineKey) -> Bool {
+            location == other.location && headers == other.headers && maxWidth == other.maxWidth
+                && maxHeight == other.maxHeight && outputWidth == other.outputWidth
+                && outputHeight == other.outputHeight
+        }
+    }
+
     private enum Value: Sendable {
         case frame(GrabbedFrame, usedMezzanine: Bool)
         case look(BlendKernel)
+        case pipeline(KeptPipeline)
     }
 
     private enum Key: Hashable, Sendable {
         case frame(FrameKey)
         case look(LookKey)
+        case pipeline(PipelineKey)
     }
 
     private struct Entry: Sendable {
@@ -91,21 +125,31 @@ final class WarmPreviews: Sendable {
     /// The bytes held now, and how many entries.
     var held: (bytes: Int, entries: Int) { state.withLock { ($0.bytes, $0.entries.count) } }
 
-    /// Lets everything go.
+    /// Lets everything go; kept pipelines are stopped (one in use, when its request is done).
     func removeAll() {
-        state.withLock { state in
-            state.entries = [:]
-            state.bytes = 0
+        let removed = state.withLock { state in
+            defer {
+                state.entries = [:]
+                state.bytes = 0
+            }
+            return Array(state.entries.values)
         }
+        Self.release(removed.map(\.value))
     }
 
-    /// What a warm preview reused: its frame, and its look's kernels (nil: no LUT in the request).
+    /// What a warm preview reused: its frame, its look's kernels (nil: no LUT in the request), and whether a kept
+    /// pipeline decoded its frame.
     struct Reuse: Sendable {
         var frame: Bool
         var look: Bool?
+        var pipeline = false
 
-        /// The answer's `warm` object: `{"frame": bool, "look": bool or null}`.
-        var json: JSONValue { .object([("frame", .bool(frame)), ("look", look.map { .bool($0) } ?? .null)]) }
+        /// The answer's `warm` object: `{"frame": bool, "look": bool or null, "pipeline": bool}`.
+        var json: JSONValue {
+            .object([
+                ("frame", .bool(frame)), ("look", look.map { .bool($0) } ?? .null), ("pipeline", .bool(pipeline)),
+            ])
+        }
     }
 
     /// `Previews.render` with the warm state: the same checks, errors and result, and what was reused.
@@ -135,7 +179,13 @@ final class WarmPreviews: Sendable {
         } else {
             var plain = request
             plain.frame.look = nil
-            (frame, usedMezzanine) = try Previews.grab(plain, isCancelled: isCancelled)
+            var reusedPipeline = false
+            (frame, usedMezzanine) = try Previews.grab(plain, isCancelled: isCancelled) { frameRequest in
+                let (frame, reused) = try self.grabKept(frameRequest, isCancelled: isCancelled)
+                reusedPipeline = reused
+                return frame
+            }
+            reuse.pipeline = reusedPipeline
             insert(.frame(key), .frame(frame, usedMezzanine: usedMezzanine), bytes: frame.image.pixels.count + 256)
         }
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
@@ -148,6 +198,76 @@ final class WarmPreviews: Sendable {
         let result = try Previews.write(
             frame, request, usedMezzanine: usedMezzanine, started: started, isCancelled: isCancelled)
         return (result, reuse)
+    }
+
+    // MARK: - Kept pipelines
+
+    /// The frame `request` asks for, from its source's kept pipeline when there is one and no other request is
+    /// using it (true), else from a new one, kept for the next request (false); a one-shot grab for a remote
+    /// source or a pipeline in use. An error on a kept pipeline drops it.
+    private func grabKept(_ request: FrameRequest, isCancelled: @escaping () -> Bool) throws -> (GrabbedFrame, Bool) {
+        guard !request.source.isRemote, request.look == nil, let key = try? pipelineKey(request) else {
+            return (try FrameGrabber(request: request, isCancelled: isCancelled).grab(), false)
+        }
+        if case .pipeline(let kept)? = lookUp(.pipeline(key)) {
+            guard kept.checkOut() else {
+                return (try FrameGrabber(request: request, isCancelled: isCancelled).grab(), false)
+            }
+            defer { kept.checkIn() }
+            do {
+                return (try kept.frame(request, isCancelled: isCancelled), true)
+            } catch {
+                // Its state is unknown now (a seek half done, an error posted): the next request starts afresh.
+                if !kept.isUsable { drop(.pipeline(key), kept) }
+                throw error
+            }
+        }
+        let (opened, frame) = try KeptPipeline.open(request, isCancelled: isCancelled)
+        if let opened { keep(opened, as: key) }
+        return (frame, false)
+    }
+
+    private func pipelineKey(_ request: FrameRequest) throws -> PipelineKey {
+        let identity = try MezzanineStore.identity(of: request.source)
+        return PipelineKey(
+            location: identity.location, size: identity.size, modifiedNanoseconds: identity.modifiedNanoseconds,
+            inode: identity.inode, headers: request.headers.flatMap { [$0.name, $0.value] },
+            maxWidth: request.maxWidth, maxHeight: request.maxHeight, outputWidth: request.outputSize?.width,
+            outputHeight: request.outputSize?.height)
+    }
+
+    /// Keeps a new pipeline; one kept for the same source and box with another identity (the file changed on
+    /// disk) is stopped.
+    private func keep(_ pipeline: KeptPipeline, as key: PipelineKey) {
+        let stale = state.withLock { state in
+            state.entries.compactMap { entry -> Key? in
+                guard case .pipeline(let other) = entry.key, other != key, other.sameSlot(as: key) else { return nil }
+                return entry.key
+            }.compactMap { remove($0, from: &state) }
+        }
+        Self.release(stale)
+        insert(.pipeline(key), .pipeline(pipeline), bytes: pipeline.bytes)
+    }
+
+    /// Removes the kept pipeline at `key` if it is still `pipeline`, and releases it.
+    private func drop(_ key: Key, _ pipeline: KeptPipeline) {
+        state.withLock { state in
+            if case .pipeline(let held)? = state.entries[key]?.value, held === pipeline {
+                _ = remove(key, from: &state)
+            }
+        }
+        pipeline.release()
+    }
+
+    private func remove(_ key: Key, from state: inout State) -> Value? {
+        guard let entry = state.entries.removeValue(forKey: key) else { return nil }
+        state.bytes -= entry.bytes
+        return entry.value
+    }
+
+    /// Stops the kept pipelines among `values` (after the lock: a state change to NULL joins threads).
+    private static func release(_ values: [Value]) {
+        for case .pipeline(let pipeline) in values { pipeline.release() }
     }
 
     // MARK: - Keys
@@ -203,17 +323,24 @@ final class WarmPreviews: Sendable {
     }
 
     private func insert(_ key: Key, _ value: Value, bytes: Int) {
-        state.withLock { state in
+        let evicted = state.withLock { state in
+            var evicted: [Value] = []
             state.clock += 1
-            if let old = state.entries[key] { state.bytes -= old.bytes }
+            if let old = state.entries[key] {
+                state.bytes -= old.bytes
+                evicted.append(old.value)
+            }
             state.entries[key] = Entry(value: value, bytes: bytes, lastUse: state.clock)
             state.bytes += bytes
             while state.bytes > budgetBytes, let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })
             {
                 state.bytes -= oldest.value.bytes
                 state.entries[oldest.key] = nil
+                evicted.append(oldest.value.value)
             }
+            return evicted
         }
+        Self.release(evicted)
     }
 
     /// After `idleRelease` without another request, everything is let go.
@@ -226,11 +353,15 @@ final class WarmPreviews: Sendable {
         Task.detached { [weak self] in
             try? await Task.sleep(for: idle)
             guard let self else { return }
-            self.state.withLock { state in
-                guard state.requests == generation else { return }
-                state.entries = [:]
-                state.bytes = 0
+            let idle = self.state.withLock { state in
+                guard state.requests == generation else { return [Value]() }
+                defer {
+                    state.entries = [:]
+                    state.bytes = 0
+                }
+                return state.entries.values.map(\.value)
             }
+            Self.release(idle)
         }
     }
 }
