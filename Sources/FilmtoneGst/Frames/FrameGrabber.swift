@@ -151,7 +151,7 @@ final class OpenedFrameSource {
         let inputs = DecoderInputs()
         inputs.attach(to: pipeline)
         self.inputs = inputs
-        let skipper = ReferenceSkipper()
+        let skipper = ReferenceSkipper(inputs: keeps ? inputs : nil)
         skipper.attach(to: pipeline)
         self.skipper = skipper
         if keeps {
@@ -355,8 +355,14 @@ final class OpenedFrameSource {
     ) throws -> (Sample, ClockTime)? {
         let what = "frame at \(time.milliseconds) ms (decoding forward)"
         // The probe compares buffer timestamps: the target in this segment's terms.
-        early?.aim(at: position.sample.bufferTime(ofStreamTime: target))
-        defer { early?.aim(at: nil) }
+        let bufferTarget = position.sample.bufferTime(ofStreamTime: target)
+        early?.aim(at: bufferTarget)
+        // Unreferenced pictures the target is past are not decoded at all, as before an exact seek's target.
+        skipper.aim(at: bufferTarget)
+        defer {
+            early?.aim(at: nil)
+            skipper.aim(at: nil)
+        }
         var current = (sample: position.sample, start: position.start)
         var pending = position.lookahead
         // From PAUSED, going to PLAYING renders the prerolled buffer (the frame last handed out) again.

@@ -80,11 +80,20 @@ final class ReferenceSkipper: Sendable {
     private struct State {
         var framing: H264AccessUnit.Framing?
         var segmentStart = ClockTime.zero
+        /// A kept pipeline's forward step target (buffer time; `aim(at:)`): pictures wholly before it are never
+        /// shown either, though no seek set a segment there.
+        var stepTarget: ClockTime?
         var forward = true
         var skipped = 0
     }
 
     private let state = Mutex(State())
+    /// The pictures entering the decoder, for a forward step's rule; nil: seeks only.
+    private let inputs: DecoderInputs?
+
+    /// `inputs`: the same pipeline's `DecoderInputs`, attached before this skipper, so that a kept pipeline's
+    /// forward steps skip too (`aim(at:)`).
+    init(inputs: DecoderInputs? = nil) { self.inputs = inputs }
 
     /// How many pictures were skipped so far.
     var skippedCount: Int { state.withLock { $0.skipped } }
@@ -102,6 +111,10 @@ final class ReferenceSkipper: Sendable {
         }
     }
 
+    /// While a kept pipeline steps forward to `target` (a buffer timestamp of the current segment), unreferenced
+    /// pictures that end before it are skipped as those before a seek's segment start are; nil: not stepping.
+    func aim(at target: ClockTime?) { state.withLock { $0.stepTarget = target } }
+
     private func decide(_ item: PadItem) -> PadDecision {
         switch item {
         case .caps(let caps):
@@ -114,11 +127,22 @@ final class ReferenceSkipper: Sendable {
                 $0.forward = rate > 0
             }
         case .buffer(let buffer):
-            let (framing, start, forward) = state.withLock { ($0.framing, $0.segmentStart, $0.forward) }
-            guard let framing, forward, start > .zero,
-                H264AccessUnit.endsBeforeSegment(
-                    time: buffer.presentationTimestamp, duration: buffer.duration,
-                    segmentStart: start),
+            let (framing, start, stepTarget, forward) = state.withLock {
+                ($0.framing, $0.segmentStart, $0.stepTarget, $0.forward)
+            }
+            guard let framing, forward else { return .pass }
+            let beforeSegment =
+                start > .zero
+                && H264AccessUnit.endsBeforeSegment(
+                    time: buffer.presentationTimestamp, duration: buffer.duration, segmentStart: start)
+            // A step's target is no segment start: no decoder clips there, and a stated duration may be too short
+            // (VFR), so a picture counts as passed only once a later one starting at or before the target has
+            // entered the decoder, as `EarlyFrameDrop` judges the decoded frames.
+            let passedInStep =
+                stepTarget.map { target in
+                    buffer.presentationTimestamp.map { inputs?.steppedOver(pts: $0, target: target) == true } ?? false
+                } ?? false
+            guard beforeSegment || passedInStep,
                 buffer.withBytes({ H264AccessUnit.isNonReference($0, framing: framing) }) == true
             else { return .pass }
             state.withLock { $0.skipped += 1 }
