@@ -14,22 +14,18 @@ import functools
 import http.server
 import json
 import os
-import select
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
 import threading
 import unittest
 import urllib.parse
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from studio_test import CHROMEDRIVER, SlowHandler  # noqa: E402 (the studio test's throttled route, shared)
+from studio_test import SlowHandler, headless_chrome, start_engine  # noqa: E402 (shared with the studio test)
 
 BIN = os.environ.get("FTGST_BIN", "")
 FIXTURES = os.environ.get("FTGST_FIXTURES", "")
@@ -72,34 +68,17 @@ class ClientInChromiumTest(unittest.TestCase):
                     shutil.copy(os.path.join(folder, name), self.site)
 
         env = dict(os.environ, XDG_RUNTIME_DIR=self.run_dir)
-        self.engine = subprocess.Popen(
-            [BIN, "serve", "--listen", "127.0.0.1:0", "--allow", self.media, "--allow", self.out,
-             "--studio", self.site],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        self.engine, self.url = start_engine(
+            self,
+            ["--listen", "127.0.0.1:0", "--allow", self.media, "--allow", self.out, "--studio", self.site],
+            env,
         )
-        self.addCleanup(self.stop_engine)
-        ready, _, _ = select.select([self.engine.stdout], [], [], 20)
-        self.assertTrue(ready, "the engine printed no url line within 20 s")
-        self.url = json.loads(self.engine.stdout.readline())["url"]
         parsed = urllib.parse.urlsplit(self.url)
         self.origin = f"{parsed.scheme}://{parsed.netloc}"
         self.token = urllib.parse.parse_qs(parsed.query)["token"][0]
         self.rpc_url = f"ws://{parsed.netloc}/rpc?token={self.token}"
 
-        options = webdriver.ChromeOptions()
-        for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-            options.add_argument(argument)
-        self.browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-        self.addCleanup(self.browser.quit)
-        self.browser.set_page_load_timeout(20)
-        self.browser.set_script_timeout(20)
-
-    def stop_engine(self):
-        if self.engine.poll() is None:
-            self.engine.kill()
-        self.engine.wait(timeout=10)
-        self.engine.stdin.close()
-        self.engine.stdout.close()
+        self.browser = headless_chrome(self)
 
     def wait(self, what, script, seconds=30):
         """Waits for `script`'s value to be truthy in the page, failing with `what` after `seconds`."""

@@ -104,6 +104,38 @@ class SlowHandler(http.server.BaseHTTPRequestHandler):
         self.close_connection = True
 
 
+def start_engine(test, arguments, env):
+    """Starts `ftgst serve ARGUMENTS` (stdin kept open: the engine ends when its stdin does), stopped at the test's
+    cleanup; returns it and the url of its first stdout line."""
+    engine = subprocess.Popen(
+        [BIN, "serve", *arguments], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+    )
+
+    def stop():
+        if engine.poll() is None:
+            engine.kill()
+        engine.wait(timeout=10)
+        engine.stdin.close()
+        engine.stdout.close()
+
+    test.addCleanup(stop)
+    ready, _, _ = select.select([engine.stdout], [], [], 20)
+    test.assertTrue(ready, "the engine printed no url line within 20 s")
+    return engine, json.loads(engine.stdout.readline())["url"]
+
+
+def headless_chrome(test, *arguments):
+    """Debian's Chromium, headless, through chromedriver; quit at the test's cleanup."""
+    options = webdriver.ChromeOptions()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", *arguments):
+        options.add_argument(argument)
+    browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    test.addCleanup(browser.quit)
+    browser.set_page_load_timeout(20)
+    browser.set_script_timeout(20)
+    return browser
+
+
 class StudioTest(unittest.TestCase):
     def setUp(self):
         self.assertTrue(BIN and os.access(BIN, os.X_OK), "FTGST_BIN must name the ftgst binary")
@@ -143,32 +175,11 @@ class StudioTest(unittest.TestCase):
                    PATH=bin_folder + ":" + os.environ.get("PATH", "/usr/bin:/bin"), DISPLAY=":99")
         env.pop("DBUS_SESSION_BUS_ADDRESS", None)
         env.pop("WAYLAND_DISPLAY", None)
-        self.engine = subprocess.Popen(
-            [BIN, "serve", "--listen", "127.0.0.1:0", "--allow", self.tmp],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-        )
-        self.addCleanup(self.stop_engine)
-        ready, _, _ = select.select([self.engine.stdout], [], [], 20)
-        self.assertTrue(ready, "the engine printed no url line within 20 s")
-        self.url = json.loads(self.engine.stdout.readline())["url"]
+        self.engine, self.url = start_engine(self, ["--listen", "127.0.0.1:0", "--allow", self.tmp], env)
         self.assertTrue(self.url.startswith("http://127.0.0.1:"), self.url)
 
-        options = webdriver.ChromeOptions()
-        for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                         "--window-size=1200,900"):
-            options.add_argument(argument)
-        self.browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-        self.addCleanup(self.browser.quit)
-        self.browser.set_page_load_timeout(20)
-        self.browser.set_script_timeout(20)
+        self.browser = headless_chrome(self, "--window-size=1200,900")
         self.browser.get(self.url)
-
-    def stop_engine(self):
-        if self.engine.poll() is None:
-            self.engine.kill()
-        self.engine.wait(timeout=10)
-        self.engine.stdin.close()
-        self.engine.stdout.close()
 
     # Helpers.
 

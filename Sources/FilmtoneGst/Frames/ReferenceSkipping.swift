@@ -112,7 +112,8 @@ final class ReferenceSkipper: Sendable {
     }
 
     /// While a kept pipeline steps forward to `target` (a buffer timestamp of the current segment), unreferenced
-    /// pictures that end before it are skipped as those before a seek's segment start are; nil: not stepping.
+    /// pictures it has passed (a later one starting at or before it entered the decoder first) are skipped, as
+    /// those before a seek's segment start are; nil: not stepping.
     func aim(at target: ClockTime?) { state.withLock { $0.stepTarget = target } }
 
     private func decide(_ item: PadItem) -> PadDecision {
@@ -138,11 +139,11 @@ final class ReferenceSkipper: Sendable {
             // A step's target is no segment start: no decoder clips there, and a stated duration may be too short
             // (VFR), so a picture counts as passed only once a later one starting at or before the target has
             // entered the decoder, as `EarlyFrameDrop` judges the decoded frames.
-            let passedInStep =
-                stepTarget.map { target in
-                    buffer.presentationTimestamp.map { inputs?.steppedOver(pts: $0, target: target) == true } ?? false
-                } ?? false
-            guard beforeSegment || passedInStep,
+            func passedInStep() -> Bool {
+                guard let stepTarget, let pts = buffer.presentationTimestamp, let inputs else { return false }
+                return inputs.steppedOver(pts: pts, target: stepTarget)
+            }
+            guard beforeSegment || passedInStep(),
                 buffer.withBytes({ H264AccessUnit.isNonReference($0, framing: framing) }) == true
             else { return .pass }
             state.withLock { $0.skipped += 1 }

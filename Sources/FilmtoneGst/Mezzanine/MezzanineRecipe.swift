@@ -5,7 +5,7 @@ import GstKit
 /// Who a source is, as far as the mezzanine cache can tell without decoding it: for a local file its absolute
 /// path, size, modification time (ns) and inode (a rewrite, a `touch` or a replacement by rename all change one
 /// of them); for a remote source its URL only (no request is made to learn an ETag).
-struct SourceIdentity: Equatable, Codable {
+struct SourceIdentity: Hashable, Codable, Sendable {
     var location: String
     var size: Int64?
     var modifiedNanoseconds: Int64?

@@ -55,10 +55,8 @@ final class WarmPreviews: Sendable {
     }
 
     struct FrameKey: Hashable, Sendable {
-        var location: String
-        var size: Int64?
-        var modifiedNanoseconds: Int64?
-        var inode: UInt64?
+        /// The source's identity now (`MezzanineStore.identity`: a changed file is a new key).
+        var source: SourceIdentity
         var headers: [String]
         var time: UInt64
         var tolerance: UInt64
@@ -70,10 +68,7 @@ final class WarmPreviews: Sendable {
     /// A kept pipeline's key: the frame key without time and tolerance, and the output size a mezzanine's read
     /// is fixed to (nil: computed from the box).
     struct PipelineKey: Hashable, Sendable {
-        var location: String
-        var size: Int64?
-        var modifiedNanoseconds: Int64?
-        var inode: UInt64?
+        var source: SourceIdentity
         var headers: [String]
         var maxWidth: Int
         var maxHeight: Int
@@ -82,7 +77,7 @@ final class WarmPreviews: Sendable {
 
         /// The same source, box and output, whatever its identity on disk.
         func sameSlot(as other: PipelineKey) -> Bool {
-            location == other.location && headers == other.headers && maxWidth == other.maxWidth
+            source.location == other.source.location && headers == other.headers && maxWidth == other.maxWidth
                 && maxHeight == other.maxHeight && outputWidth == other.outputWidth
                 && outputHeight == other.outputHeight
         }
@@ -228,10 +223,9 @@ final class WarmPreviews: Sendable {
     }
 
     private func pipelineKey(_ request: FrameRequest) throws -> PipelineKey {
-        let identity = try MezzanineStore.identity(of: request.source)
-        return PipelineKey(
-            location: identity.location, size: identity.size, modifiedNanoseconds: identity.modifiedNanoseconds,
-            inode: identity.inode, headers: request.headers.flatMap { [$0.name, $0.value] },
+        PipelineKey(
+            source: try MezzanineStore.identity(of: request.source),
+            headers: request.headers.flatMap { [$0.name, $0.value] },
             maxWidth: request.maxWidth, maxHeight: request.maxHeight, outputWidth: request.outputSize?.width,
             outputHeight: request.outputSize?.height)
     }
@@ -273,10 +267,9 @@ final class WarmPreviews: Sendable {
     // MARK: - Keys
 
     private func frameKey(_ request: PreviewRequest) throws -> FrameKey {
-        let identity = try MezzanineStore.identity(of: request.frame.source)
-        return FrameKey(
-            location: identity.location, size: identity.size, modifiedNanoseconds: identity.modifiedNanoseconds,
-            inode: identity.inode, headers: request.frame.headers.flatMap { [$0.name, $0.value] },
+        FrameKey(
+            source: try MezzanineStore.identity(of: request.frame.source),
+            headers: request.frame.headers.flatMap { [$0.name, $0.value] },
             time: request.frame.time.nanoseconds, tolerance: request.frame.tolerance.nanoseconds,
             maxWidth: request.frame.maxWidth, maxHeight: request.frame.maxHeight,
             mezzanines: request.mezzanines?.directory.path)
