@@ -70,20 +70,24 @@ final class ServeWarmCLITests: XCTestCase {
     func testWarmPreviewsEqualTheOneShotPreviewForIntensityAndLUTChanges() throws {
         let clip = try TestEnvironment.fixture("clip.mp4")
         let engine = try startEngine()
-        let looks: [(name: String, look: [(String, JSONValue)], frame: Bool, kernels: Bool?)] = [
-            ("plain.png", [], false, nil),
-            ("full.png", [("creativeLut", .string(SharedLUTs.look))], true, false),
-            ("i60.png", [("creativeLut", .string(SharedLUTs.look)), ("intensity", .double(0.6))], true, true),
-            ("i25.png", [("creativeLut", .string(SharedLUTs.look)), ("intensity", .double(0.25))], true, true),
-            ("i0.png", [("creativeLut", .string(SharedLUTs.look)), ("intensity", .int(0))], true, true),
-            ("gains.png", [("creativeLut", .string(SharedLUTs.gains)), ("intensity", .double(0.5))], true, false),
-            ("back.png", [("creativeLut", .string(SharedLUTs.look)), ("intensity", .double(0.4))], true, true),
+        // lookups: the frame's entries read from the look's tables were kept (a new intensity only blends).
+        let looks: [(name: String, look: [(String, JSONValue)], frame: Bool, kernels: Bool?, lookups: Bool)] = [
+            ("plain.png", [], false, nil, false),
+            ("full.png", [("creativeLut", .string(SharedLUTs.look))], true, false, false),
+            ("i60.png", [("creativeLut", .string(SharedLUTs.look)), ("intensity", .double(0.6))], true, true, true),
+            ("i25.png", [("creativeLut", .string(SharedLUTs.look)), ("intensity", .double(0.25))], true, true, true),
+            ("i0.png", [("creativeLut", .string(SharedLUTs.look)), ("intensity", .int(0))], true, true, true),
+            (
+                "gains.png", [("creativeLut", .string(SharedLUTs.gains)), ("intensity", .double(0.5))], true, false,
+                false
+            ),
+            ("back.png", [("creativeLut", .string(SharedLUTs.look)), ("intensity", .double(0.4))], true, true, true),
             (
                 "both.png",
                 [
                     ("inputLut", .string(SharedLUTs.look)), ("creativeLut", .string(SharedLUTs.gains)),
                     ("intensity", .double(0.7)), ("interpolation", .string("trilinear")),
-                ], true, false
+                ], true, false, false
             ),
         ]
         for step in looks {
@@ -92,6 +96,7 @@ final class ServeWarmCLITests: XCTestCase {
             XCTAssertEqual(result["warm"]?["frame"], .bool(step.frame), "\(step.name): \(result.serialized)")
             XCTAssertEqual(
                 result["warm"]?["look"], step.kernels.map { .bool($0) } ?? .null, "\(step.name): \(result.serialized)")
+            XCTAssertEqual(result["warm"]?["lookups"], .bool(step.lookups), "\(step.name): \(result.serialized)")
             try oneShot(request(clip, step.look), step.name + "-cli.png")
             try assertSamePixels(step.name)
         }

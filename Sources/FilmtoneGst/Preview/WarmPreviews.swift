@@ -13,12 +13,14 @@ import Synchronization
 ///   (`FrameRecipe`: the look runs last, after scaling, on 8-bit RGB) — keyed by the source's identity (a local
 ///   file's path, size, mtime in ns and inode; a remote URL with its headers), time, tolerance, box and where
 ///   mezzanines are read from (none with `mezzanine: off`).
-/// - **Looks**: each look as two `LUTKernel`s, keyed by its LUT files' identities and the interpolation: `base`
-///   (the input LUT alone: the look at intensity 0) and `full` (the look at intensity 1). The intensity never
-///   rebuilds a table: the two lookups are mixed per channel at apply time,
-///   `round(base·(1 − i) + full·i)`, the look's own blend (`Look.apply`) over the two rounded results, so at most
-///   1 code value from the table `ftlut` builds with the intensity baked in. At intensity 0 or 1 one kernel alone
-///   answers (exactly `ftlut`'s).
+/// - **Looks**: each look as a `BlendKernel`, keyed by its LUT files' identities and the interpolation: its `base`
+///   side (the input LUT alone: the look at intensity 0) and `full` side (the look at intensity 1), unclamped. The
+///   intensity never rebuilds a table: the two are mixed per pixel at apply time, `round(base·(1 − i) + full·i)`,
+///   at most 1 code value from the table `ftlut` builds with the intensity baked in.
+/// - **Lookups**: per cached frame and look, the frame's entries read from the look's 96 MiB tables, in pixel
+///   order (`GatheredLookups`, 6 bytes a pixel a side with a table: 5.3 MiB for a 1280×720 frame and a creative
+///   LUT). Reading a table is a cache miss a pixel; once gathered, a new intensity on the same frame is a blend
+///   over memory read in order, byte for byte what the tables give.
 ///
 /// - **Pipelines**: per local source (its identity as above, headers, box; a mezzanine file is a source of its own,
 ///   with the output size it gives), the opened, prerolled pipeline (`KeptPipeline`) with its timeline origin, so a
@@ -86,12 +88,15 @@ final class WarmPreviews: Sendable {
     private enum Value: Sendable {
         case frame(GrabbedFrame, usedMezzanine: Bool)
         case look(BlendKernel)
+        case lookups(GatheredLookups)
         case pipeline(KeptPipeline)
     }
 
     private enum Key: Hashable, Sendable {
         case frame(FrameKey)
         case look(LookKey)
+        /// A cached frame's lookups through a look's tables (`BlendKernel.gather`).
+        case lookups(FrameKey, LookKey)
         case pipeline(PipelineKey)
     }
 
@@ -132,17 +137,20 @@ final class WarmPreviews: Sendable {
         Self.release(removed.map(\.value))
     }
 
-    /// What a warm preview reused: its frame, its look's kernels (nil: no LUT in the request), and whether a kept
-    /// pipeline decoded its frame.
+    /// What a warm preview reused: its frame, its look's kernels (nil: no LUT in the request), whether a kept
+    /// pipeline decoded its frame, and whether the frame's lookups through the look were kept (only the blend at
+    /// the new intensity ran).
     struct Reuse: Sendable {
         var frame: Bool
         var look: Bool?
         var pipeline = false
+        var lookups = false
 
-        /// The answer's `warm` object: `{"frame": bool, "look": bool or null, "pipeline": bool}`.
+        /// The answer's `warm` object: `{"frame": bool, "look": bool or null, "pipeline": bool, "lookups": bool}`.
         var json: JSONValue {
             .object([
                 ("frame", .bool(frame)), ("look", look.map { .bool($0) } ?? .null), ("pipeline", .bool(pipeline)),
+                ("lookups", .bool(lookups)),
             ])
         }
     }
@@ -158,10 +166,10 @@ final class WarmPreviews: Sendable {
         let started = ContinuousClock.now
         var reuse = Reuse(frame: false, look: nil)
         // The LUTs first, as the one-shot path checks them before decoding (FILE_NOT_FOUND, LUT_INVALID).
-        var look: (BlendKernel, Double)? = nil
+        var look: (kernel: BlendKernel, key: LookKey, intensity: Double)? = nil
         if let settings = request.frame.look, !settings.isEmpty {
-            let (kernels, reused) = try self.look(settings)
-            look = (kernels, settings.intensity)
+            let (kernel, key, reused) = try self.look(settings)
+            look = (kernel, key, settings.intensity)
             reuse.look = reused
         }
         try request.frame.source.checkExists()
@@ -184,10 +192,21 @@ final class WarmPreviews: Sendable {
             insert(.frame(key), .frame(frame, usedMezzanine: usedMezzanine), bytes: frame.image.pixels.count + 256)
         }
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
-        if let (kernel, intensity) = look {
+        if let look {
             let (width, height) = (frame.image.width, frame.image.height)
+            let lookupsKey = Key.lookups(key, look.key)
+            let lookups: GatheredLookups
+            if case .lookups(let cached)? = lookUp(lookupsKey) {
+                lookups = cached
+                reuse.lookups = true
+            } else {
+                lookups = frame.image.pixels.withUnsafeBufferPointer {
+                    look.kernel.gather(from: $0.baseAddress!, width: width, height: height)
+                }
+                insert(lookupsKey, .lookups(lookups), bytes: lookups.byteCount)
+            }
             frame.image.pixels.withUnsafeMutableBufferPointer {
-                kernel.apply(to: $0.baseAddress!, width: width, height: height, intensity: intensity)
+                look.kernel.apply(lookups, to: $0.baseAddress!, width: width, height: height, intensity: look.intensity)
             }
         }
         let result = try Previews.write(
@@ -282,7 +301,7 @@ final class WarmPreviews: Sendable {
     }
 
     /// The look's kernels, and whether they were kept from an earlier request.
-    private func look(_ settings: LookSettings) throws -> (BlendKernel, Bool) {
+    private func look(_ settings: LookSettings) throws -> (BlendKernel, LookKey, Bool) {
         let input = settings.inputLUT.map(Self.fileKey)
         let creative = settings.creativeLUT.map(Self.fileKey)
         // A file that cannot be stat'ed is parsed for its error (FILE_NOT_FOUND), never cached.
@@ -292,15 +311,15 @@ final class WarmPreviews: Sendable {
             }
             throw FilmtoneError(.fileNotFound, "a LUT file cannot be read")
         }
-        let key = Key.look(
-            LookKey(input: input ?? nil, creative: creative ?? nil, interpolation: settings.interpolation))
-        if case .look(let cached)? = lookUp(key) { return (cached, true) }
+        let lookKey = LookKey(input: input ?? nil, creative: creative ?? nil, interpolation: settings.interpolation)
+        let key = Key.look(lookKey)
+        if case .look(let cached)? = lookUp(key) { return (cached, lookKey, true) }
         let built = try BlendKernel(
             input: try settings.inputLUT.map { try CubeLUT.load(path: $0) },
             creative: try settings.creativeLUT.map { try CubeLUT.load(path: $0) },
             interpolation: settings.interpolation)
         insert(key, .look(built), bytes: built.byteCount)
-        return (built, false)
+        return (built, lookKey, false)
     }
 
     // MARK: - The LRU
