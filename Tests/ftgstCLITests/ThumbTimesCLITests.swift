@@ -104,4 +104,24 @@ final class ThumbTimesCLITests: XCTestCase {
         assertFailure(result, code: "DECODE_FAILED", status: 68)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [])
     }
+
+    /// Each picture is its own cache entry: a second call with one time more decodes only that one.
+    func testCachePartialHitsDecodeOnlyTheMisses() throws {
+        let clip = try TestEnvironment.fixture("numbered.mp4")
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        func run(_ times: String) throws -> [[String: Any]] {
+            try lines(
+                try Run.ftgst([
+                    "thumb", clip, "--tolerance-ms", "0", "--time-ms", times, "--cache-dir", dir.path, "--cache-name",
+                    "k-%d",
+                ]))
+        }
+        XCTAssertEqual(try run("500,1500").map { $0["cached"] as? Bool }, [false, false])
+        let second = try run("500,1500,2500")
+        XCTAssertEqual(second.map { $0["cached"] as? Bool }, [true, true, false])
+        XCTAssertEqual(second.map { $0["frame"] as? Int }, [nil, nil, 1])
+        let hits = try run("500,1500,2500")
+        XCTAssertEqual(hits.map { $0["cached"] as? Bool }, [true, true, true])
+        XCTAssertEqual(hits.first?["sourceOpens"] as? Int, 0)
+    }
 }

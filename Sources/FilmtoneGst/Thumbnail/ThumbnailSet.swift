@@ -147,6 +147,17 @@ public enum ThumbnailSet {
                 for (index, ms) in wanted {
                     var request = requests[index]
                     request.frame.time = .milliseconds(ms)
+                    // A fraction's entry is looked up once its time is known: a hit skips its decoding.
+                    if case .fraction = times[index], let identity,
+                        let (hit, lease) = try Thumbnails.cached(
+                            request, key: request.cacheKey(source: identity), isCancelled: isCancelled)
+                    {
+                        staged[index]?.discard()
+                        staged[index] = nil
+                        out[index] = (hit, ms, nil)
+                        if let lease { leases.append(lease) }
+                        continue
+                    }
                     let reuse = decoded.first {
                         $0.frame.isStill
                             || FrameRecipe.accepts(
@@ -185,10 +196,10 @@ public enum ThumbnailSet {
             }
             // All made: committed together (under the folder's lock for the cache, then evicted once).
             if first.isOwnFile {
-                for index in misses { try staged[index]!.commit(replacing: true) }
+                for index in misses { try staged[index]?.commit(replacing: true) }
             } else {
                 try CacheDirectory.withLock(in: first.cacheDirectory, isCancelled: isCancelled) {
-                    for index in misses {
+                    for index in misses where staged[index] != nil {
                         try staged[index]!.commit(replacing: true)
                         if let lease = CacheFileLease(requests[index].output) { leases.append(lease) }
                     }
