@@ -11,7 +11,12 @@ enum ThumbCommand {
             .init(name: "URI", help: "a path, file:// URI, or http(s):// URL of a video or photo", completion: .anyFile)
         ],
         options: [
-            .init(name: "time-ms", value: "N", help: "time of the frame; ignored for photos", defaultValue: "0"),
+            .init(
+                name: "time-ms", value: "N[,N…]",
+                help: "time of the frame in ms; several, comma-separated, make one picture each", defaultValue: "0"),
+            .init(
+                name: "time", value: "T[,T…]", help: "times as 12.5s, 1:02.5, 1:00:02.5 or 10% (instead of --time-ms)"),
+            .init(name: "count", value: "N", help: "N pictures at the middles of N equal parts of the duration"),
             .init(
                 name: "tolerance-ms", value: "N", help: "how far the frame may be from the time; 0 = the exact frame",
                 defaultValue: "2000"),
@@ -55,7 +60,22 @@ enum ThumbCommand {
             throw usage(arguments.positionals.isEmpty ? "thumb needs a URI" : "thumb takes one URI")
         }
         var options = ThumbnailOptions(source: source)
-        if let value = try arguments.int("time-ms") { options.timeMilliseconds = value }
+        // Several times (issue 13, item 2): one pipeline, one picture each. One plain `--time-ms N` is today's path.
+        var times: [ThumbnailTime]? = nil
+        let given = ["time-ms", "time", "count"].filter { arguments.string($0) != nil }
+        guard given.count <= 1 else {
+            throw usage(
+                "give one of --time-ms, --time and --count, not " + given.map { "--" + $0 }.joined(separator: " and "))
+        }
+        if let value = arguments.string("time-ms"), value.contains(",") {
+            times = try ThumbnailTime.parseMilliseconds(list: value)
+        } else if let value = try arguments.int("time-ms") {
+            options.timeMilliseconds = value
+        }
+        if let value = arguments.string("time") { times = try ThumbnailTime.parse(list: value) }
+        if let value = try arguments.int("count") {
+            times = try ThumbnailTime.evenlySpaced(count: Int(clamping: value))
+        }
         if let value = try arguments.int("tolerance-ms") { options.toleranceMilliseconds = value }
         if let value = try arguments.int("max-width") { options.maxWidth = Int(clamping: value) }
         if let value = try arguments.int("max-height") { options.maxHeight = Int(clamping: value) }
@@ -77,6 +97,13 @@ enum ThumbCommand {
         }
         options.headers = arguments.all("header")
 
+        if let times {
+            try await ThumbnailSet.withPictures(options, times: times) { pictures in
+                for picture in pictures { print(picture.json.serialized) }
+                fflush(nil)
+            }
+            return
+        }
         // Printed while the file is held: no sibling's eviction can delete it before its path is out.
         try await Thumbnails.withThumbnail(options) { result in
             print(result.json.serialized)

@@ -123,6 +123,15 @@ final class OpenedFrameSource {
     /// False once a seek or a step failed part way (its state unknown): a kept pipeline is then dropped. A request
     /// refused before the pipeline was touched (a time past the end) leaves it usable.
     private(set) var isUsable = true
+    /// Seeks sent to the pipeline so far (a forward step sends none): reported by `ThumbnailSet`.
+    private(set) var seekCount = 0
+    /// The media's duration on the 0-based timeline in ms, when the demuxer knows it (nil for a still image).
+    var durationMilliseconds: Int64? {
+        guard let timeline, let duration = pipeline.duration() else { return nil }
+        // qtdemux's duration is a stream time; counted from the origin as the timeline is.
+        return timeline.origin == .zero
+            ? duration.milliseconds : max(0, duration.milliseconds - timeline.origin.milliseconds)
+    }
 
     /// Builds the pipeline (no look: `request.look` is for the one-shot path only when `keeps` is false), prerolls
     /// it and reads its first frame, within `deadline`. `keeps`: the engine will ask again (forward steps on).
@@ -270,6 +279,7 @@ final class OpenedFrameSource {
         }
         position = nil
         for flags in FrameRecipe.seekPlan(tolerance: tolerance) {
+            seekCount += 1
             guard pipeline.seek(to: target, flags: flags) else {
                 throw sourceFailure("seek to \(time.milliseconds) ms was refused")
             }
@@ -281,6 +291,7 @@ final class OpenedFrameSource {
                 {
                     // The decoder dropped the picture on screen at the target as ending before it (its container
                     // duration was too short): seek to that picture's own start, where it cannot be dropped.
+                    seekCount += 1
                     guard pipeline.seek(to: earlier, flags: flags) else {
                         throw sourceFailure("seek to \(time.milliseconds) ms was refused")
                     }

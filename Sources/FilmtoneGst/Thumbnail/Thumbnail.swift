@@ -230,7 +230,7 @@ public enum Thumbnails {
     /// now, time, tolerance, box, format, quality): returned at once, its mtime touched. Anything else is rebuilt.
     /// Read and touched under the folder's lock, so that no eviction removes it in between (when the folder cannot
     /// be locked, it is read without the lock).
-    private static func cached(_ request: ThumbnailRequest, key: String, isCancelled: () -> Bool) throws
+    static func cached(_ request: ThumbnailRequest, key: String, isCancelled: () -> Bool) throws
         -> (ThumbnailResult, CacheFileLease?)?
     {
         guard FileManager.default.fileExists(atPath: request.output.path) else { return nil }
@@ -253,7 +253,7 @@ public enum Thumbnails {
         }
     }
 
-    private static func result(_ request: ThumbnailRequest, width: Int, height: Int, time: Int64, cached: Bool)
+    static func result(_ request: ThumbnailRequest, width: Int, height: Int, time: Int64, cached: Bool)
         -> ThumbnailResult
     {
         ThumbnailResult(

@@ -1,0 +1,220 @@
+import FilmtoneCore
+import Foundation
+import GstKit
+import ImageCodecs
+
+/// Several pictures of one source from one pipeline (issue 13, item 2): `ftgst thumb --time-ms A,B,C`, `--time`,
+/// `--count N`. The source is opened once (`OpenedFrameSource`, kept: forward steps as the engine's kept
+/// pipelines take them), the times are visited in ascending order, and a frame already decoded answers every later
+/// time it is acceptable for (`FrameRecipe.accepts`). All or nothing: every picture is staged before decoding and
+/// committed only once all are made, so a failure on one leaves no file of any.
+public enum ThumbnailSet {
+    /// One picture of the set: the result, the time asked (resolved, ms), and which decoded frame it shows (1-based
+    /// in decode order; nil on a cache hit). `sourceOpens` and `seeks` are the whole call's counts.
+    public struct Picture: Sendable {
+        public var result: ThumbnailResult
+        public var requestedMilliseconds: Int64
+        public var frame: Int?
+        public var sourceOpens: Int
+        public var seeks: Int
+
+        /// Today's single-result fields, then `requestedMs`, `frame`, `sourceOpens`, `seeks`.
+        public var json: JSONValue {
+            guard case .object(var fields) = result.json else { return result.json }
+            fields.append(("requestedMs", .int(requestedMilliseconds)))
+            fields.append(("frame", frame.map { .int(Int64($0)) } ?? .null))
+            fields.append(("sourceOpens", .int(Int64(sourceOpens))))
+            fields.append(("seeks", .int(Int64(seeks))))
+            return .object(fields)
+        }
+    }
+
+    /// The `index`-th name (1-based) of a printf-style pattern holding exactly one `%d` or `%0Nd` (`%%` is a
+    /// literal `%`), as ffmpeg's image2 muxer numbers `thumb-%03d.jpg`. nil when `pattern` holds no index or more
+    /// than one, or any other `%` sequence.
+    public static func name(pattern: String, index: Int) -> String? {
+        var out = ""
+        var found = 0
+        var chars = Array(pattern)[...]
+        while let c = chars.popFirst() {
+            guard c == "%" else {
+                out.append(c)
+                continue
+            }
+            if chars.first == "%" {
+                chars.removeFirst()
+                out.append("%")
+                continue
+            }
+            var width = ""
+            while let d = chars.first, d.isASCII, d.isNumber {
+                width.append(d)
+                chars.removeFirst()
+            }
+            guard chars.popFirst() == "d", width.isEmpty || (width.hasPrefix("0") && width.count <= 3) else {
+                return nil
+            }
+            let digits = String(index)
+            let pad = Int(width) ?? 0
+            out += String(repeating: "0", count: max(0, pad - digits.count)) + digits
+            found += 1
+        }
+        return found == 1 ? out : nil
+    }
+
+    /// Makes every picture, then `body` with them in the order the times were given.
+    public static func withPictures<T>(
+        _ options: ThumbnailOptions, times: [ThumbnailTime], _ body: ([Picture]) async throws -> T
+    ) async throws -> T {
+        guard !times.isEmpty else { throw FilmtoneError(.invalidArgument, "no time given") }
+        let pattern: String
+        var base = options
+        if let output = options.output {
+            guard name(pattern: output, index: 1) != nil else {
+                throw FilmtoneError(
+                    .invalidArgument,
+                    "several pictures need -o with one index pattern (%d or %03d, as ffmpeg's thumb-%03d.jpg): \(output)"
+                )
+            }
+            pattern = output
+        } else {
+            let given = options.cacheName ?? "thumb-\(UUID().uuidString.lowercased())-%03d"
+            guard name(pattern: given, index: 1) != nil else {
+                throw FilmtoneError(
+                    .invalidArgument, "several pictures need --cache-name with one index pattern (%03d): \(given)")
+            }
+            pattern = given
+        }
+        // Every request checked before any work: the names and all other options, each time with its own file.
+        var requests: [ThumbnailRequest] = []
+        for (index, time) in times.enumerated() {
+            let file = name(pattern: pattern, index: index + 1)!
+            if options.output != nil { base.output = file } else { base.cacheName = file }
+            if case .milliseconds(let ms) = time { base.timeMilliseconds = ms } else { base.timeMilliseconds = 0 }
+            requests.append(try ThumbnailRequest(base))
+        }
+        guard Set(requests.map(\.output)).count == requests.count else {
+            throw FilmtoneError(.invalidArgument, "two pictures would get the same file name: \(pattern)")
+        }
+        let checked = requests
+        let (pictures, leases) = try await runDetached { isCancelled in
+            try run(checked, times: times, isCancelled: isCancelled)
+        }
+        let value = try await body(pictures)
+        withExtendedLifetime(leases) {}
+        return value
+    }
+
+    static func run(_ requests: [ThumbnailRequest], times: [ThumbnailTime], isCancelled: @escaping () -> Bool)
+        throws -> ([Picture], [CacheFileLease])
+    {
+        let first = requests[0]
+        try first.source.checkExists()
+        let identity = first.isOwnFile ? nil : try MezzanineStore.identity(of: first.source)
+        var answers: [Int: (ThumbnailResult, Int64, Int?)] = [:]
+        var leases: [CacheFileLease] = []
+        // Cache hits first (times in ms only: a fraction needs the duration, known once the source is open).
+        if let identity {
+            for (index, request) in requests.enumerated() {
+                guard case .milliseconds(let ms) = times[index],
+                    let (hit, lease) = try Thumbnails.cached(
+                        request, key: request.cacheKey(source: identity), isCancelled: isCancelled)
+                else { continue }
+                answers[index] = (hit, ms, nil)
+                if let lease { leases.append(lease) }
+            }
+        }
+        var opens = 0
+        var seeks = 0
+        let misses = requests.indices.filter { answers[$0] == nil }
+        if !misses.isEmpty {
+            if !first.isOwnFile { try CacheDirectory.prepare(first.cacheDirectory) }
+            var staged: [Int: StagedFile] = [:]
+            for index in misses { staged[index] = try StagedFile(beside: requests[index].output) }
+            let started = staged[misses[0]].flatMap { CacheDirectory.runStart(createdFile: $0.path) }
+            let formats = PictureFormatWatch()
+            let deadline = Deadline(after: first.frame.timeoutMilliseconds)
+            let made = try formats.refining { () -> [Int: (ThumbnailResult, Int64, Int?)] in
+                let source = try OpenedFrameSource(
+                    first.frame, watching: formats, deadline: deadline, keeps: true, isCancelled: isCancelled)
+                opens = 1
+                defer { source.stop() }
+                let duration = source.durationMilliseconds ?? 0
+                var wanted = misses.map { ($0, times[$0].resolved(durationMilliseconds: duration)) }
+                wanted.sort { $0.1 < $1.1 }
+                var decoded: [(frame: GrabbedFrame, number: Int)] = []
+                var out: [Int: (ThumbnailResult, Int64, Int?)] = [:]
+                for (index, ms) in wanted {
+                    var request = requests[index]
+                    request.frame.time = .milliseconds(ms)
+                    // A fraction's entry is looked up once its time is known: a hit skips its decoding.
+                    if case .fraction = times[index], let identity,
+                        let (hit, lease) = try Thumbnails.cached(
+                            request, key: request.cacheKey(source: identity), isCancelled: isCancelled)
+                    {
+                        staged[index]?.discard()
+                        staged[index] = nil
+                        out[index] = (hit, ms, nil)
+                        if let lease { leases.append(lease) }
+                        continue
+                    }
+                    let reuse = decoded.first {
+                        $0.frame.isStill
+                            || FrameRecipe.accepts(
+                                frame: $0.frame.time, duration: nil, target: request.time,
+                                tolerance: request.tolerance)
+                    }
+                    let picked: (frame: GrabbedFrame, number: Int)
+                    if let reuse {
+                        picked = reuse
+                    } else {
+                        if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
+                        let frame = try source.frame(
+                            at: request.time, tolerance: request.tolerance, deadline: deadline,
+                            isCancelled: isCancelled)
+                        picked = (frame, decoded.count + 1)
+                        decoded.append(picked)
+                    }
+                    let key = identity.map { request.cacheKey(source: $0) }
+                    let encoded = try ImageEncoder.encode(
+                        picked.frame.image, format: request.format, quality: request.quality)
+                    let bytes =
+                        key.map {
+                            ImageStamp.insert(
+                                timeMilliseconds: picked.frame.time.milliseconds, request: $0, into: encoded,
+                                format: request.format)
+                        } ?? encoded
+                    try staged[index]!.write(bytes)
+                    try staged[index]!.sync()
+                    let result = Thumbnails.result(
+                        request, width: picked.frame.image.width, height: picked.frame.image.height,
+                        time: picked.frame.time.milliseconds, cached: false)
+                    out[index] = (result, ms, picked.number)
+                }
+                seeks = source.seekCount
+                return out
+            }
+            // All made: committed together (under the folder's lock for the cache, then evicted once).
+            if first.isOwnFile {
+                for index in misses { try staged[index]?.commit(replacing: true) }
+            } else {
+                try CacheDirectory.withLock(in: first.cacheDirectory, isCancelled: isCancelled) {
+                    for index in misses where staged[index] != nil {
+                        try staged[index]!.commit(replacing: true)
+                        if let lease = CacheFileLease(requests[index].output) { leases.append(lease) }
+                    }
+                    CacheDirectory.evict(
+                        in: first.cacheDirectory, capBytes: first.cacheCapBytes, keep: requests[misses[0]].fileName,
+                        startedAt: started, owned: ImageStamp.isStamped(file:))
+                }
+            }
+            answers.merge(made) { $1 }
+        }
+        let pictures = requests.indices.map { index in
+            let (result, ms, frame) = answers[index]!
+            return Picture(
+                result: result, requestedMilliseconds: ms, frame: frame, sourceOpens: opens, seeks: seeks)
+        }
+        return (pictures, leases)
+    }
+}
