@@ -191,10 +191,7 @@ public enum Thumbnails {
         let frame = try FrameGrabber(request: request.frame, isCancelled: isCancelled).grab()
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
 
-        let encoded = try ImageEncoder.encode(frame.image, format: request.format, quality: request.quality)
-        let bytes = ImageStamp.insert(
-            timeMilliseconds: frame.time.milliseconds, request: key, into: encoded, format: request.format)
-        try staged.write(bytes)
+        try staged.write(try encoded(frame, request, key: key))
         try staged.sync()
         // Placed and evicted under the folder's lock, sparing what is newer than this run: a sibling's fresh file
         // or hit is never deleted before its run has returned its path.
@@ -220,10 +217,19 @@ public enum Thumbnails {
         let staged = try StagedFile(beside: request.output)  // before decoding: a folder that is not there fails first
         let frame = try FrameGrabber(request: request.frame, isCancelled: isCancelled).grab()
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
-        try staged.write(try ImageEncoder.encode(frame.image, format: request.format, quality: request.quality))
+        try staged.write(try encoded(frame, request, key: nil))
         try staged.commit(replacing: true)
         return result(
             request, width: frame.image.width, height: frame.image.height, time: frame.time.milliseconds, cached: false)
+    }
+
+    /// The thumbnail's bytes: `frame` encoded as the request asks, stamped with the request's cache `key` when it
+    /// goes to a cache (nil: `-o FILE`, never stamped, so no cache counts or evicts it).
+    static func encoded(_ frame: GrabbedFrame, _ request: ThumbnailRequest, key: String?) throws -> [UInt8] {
+        let encoded = try ImageEncoder.encode(frame.image, format: request.format, quality: request.quality)
+        guard let key else { return encoded }
+        return ImageStamp.insert(
+            timeMilliseconds: frame.time.milliseconds, request: key, into: encoded, format: request.format)
     }
 
     /// An existing, complete file of the requested name, stamped with the same request key (same source as it is

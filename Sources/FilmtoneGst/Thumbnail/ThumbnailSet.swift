@@ -1,7 +1,6 @@
 import FilmtoneCore
 import Foundation
 import GstKit
-import ImageCodecs
 
 /// Several pictures of one source from one pipeline (issue 13, item 2): `ftgst thumb --time-ms A,B,C`, `--time`,
 /// `--count N`. The source is opened once (`OpenedFrameSource`, kept: forward steps as the engine's kept
@@ -176,15 +175,7 @@ public enum ThumbnailSet {
                         decoded.append(picked)
                     }
                     let key = identity.map { request.cacheKey(source: $0) }
-                    let encoded = try ImageEncoder.encode(
-                        picked.frame.image, format: request.format, quality: request.quality)
-                    let bytes =
-                        key.map {
-                            ImageStamp.insert(
-                                timeMilliseconds: picked.frame.time.milliseconds, request: $0, into: encoded,
-                                format: request.format)
-                        } ?? encoded
-                    try staged[index]!.write(bytes)
+                    try staged[index]!.write(try Thumbnails.encoded(picked.frame, request, key: key))
                     try staged[index]!.sync()
                     let result = Thumbnails.result(
                         request, width: picked.frame.image.width, height: picked.frame.image.height,
