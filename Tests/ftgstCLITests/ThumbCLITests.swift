@@ -157,6 +157,38 @@ final class ThumbCLITests: XCTestCase {
         XCTAssertLessThan(ours.meanDifference(stored.rotatedClockwise()), 4)
     }
 
+    /// A local JPEG is decoded at its shown size by TurboJPEG without starting GStreamer (whose start-up costs more
+    /// than the decode): `gst_init` opens `GST_DEBUG_FILE`, so the file appears for a PNG and not for a JPEG. A
+    /// JPEG TurboJPEG stops on (truncated) is still GStreamer's, with its DECODE_FAILED.
+    func testAJPEGThumbnailNeverStartsGStreamer() throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        func run(_ source: String, log: String) throws -> (ProcessResult, Bool) {
+            let path = folder.appendingPathComponent(log).path
+            let result = try Run.ftgst(
+                ["thumb", source, "--cache-dir", cache.path, "--max-width", "100"],
+                environment: ["GST_DEBUG": "1", "GST_DEBUG_FILE": path])
+            return (result, FileManager.default.fileExists(atPath: path))
+        }
+        let (jpeg, jpegStarted) = try run(try TestEnvironment.fixture("photo.jpg"), log: "jpeg.log")
+        XCTAssertEqual(try success(jpeg)["width"] as? Int, 100)
+        XCTAssertFalse(jpegStarted, "the JPEG path started GStreamer")
+        let (png, pngStarted) = try run(try TestEnvironment.fixture("photo.png"), log: "png.log")
+        XCTAssertEqual(try success(png)["width"] as? Int, 100)
+        XCTAssertTrue(pngStarted, "GST_DEBUG_FILE is how this test sees GStreamer start")
+
+        let whole = try Data(contentsOf: URL(fileURLWithPath: try TestEnvironment.fixture("photo.jpg")))
+        let truncated = folder.appendingPathComponent("truncated.jpg")
+        try whole.prefix(whole.count * 3 / 4).write(to: truncated)
+        let (cut, cutStarted) = try run(truncated.path, log: "cut.log")
+        assertFailure(cut, code: "DECODE_FAILED", status: 68)
+        XCTAssertTrue(cutStarted, "a JPEG TurboJPEG cannot finish goes to GStreamer")
+        let made = try [jpeg, png].map {
+            URL(fileURLWithPath: try XCTUnwrap($0.json()["path"] as? String)).lastPathComponent
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { !$0.hasPrefix(".") }
+        XCTAssertEqual(left.sorted(), made.sorted(), "nothing of the failed one is left")
+    }
+
     /// A 16-bit RGBA PNG decodes to ffmpeg's colours (its RGB sibling, which pngdec 1.22 gets wrong, is refused:
     /// ErrorCodeCLITests).
     func testA16BitRGBAPNGHasFFmpegsColours() throws {

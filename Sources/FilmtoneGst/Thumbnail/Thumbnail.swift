@@ -188,7 +188,7 @@ public enum Thumbnails {
         let staged = try StagedFile(beside: request.output)
         let started = CacheDirectory.runStart(createdFile: staged.path)
 
-        let frame = try FrameGrabber(request: request.frame, isCancelled: isCancelled).grab()
+        let frame = try grabFrame(request.frame, isCancelled: isCancelled)
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
 
         try staged.write(try encoded(frame, request, key: key))
@@ -215,12 +215,19 @@ public enum Thumbnails {
     {
         try request.source.checkExists()
         let staged = try StagedFile(beside: request.output)  // before decoding: a folder that is not there fails first
-        let frame = try FrameGrabber(request: request.frame, isCancelled: isCancelled).grab()
+        let frame = try grabFrame(request.frame, isCancelled: isCancelled)
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
         try staged.write(try encoded(frame, request, key: nil))
         try staged.commit(replacing: true)
         return result(
             request, width: frame.image.width, height: frame.image.height, time: frame.time.milliseconds, cached: false)
+    }
+
+    /// One thumbnail's frame: a local JPEG decoded at the size it is shown (`ScaledPhoto`, no GStreamer), anything
+    /// else (or a JPEG that path does not decode cleanly) by `FrameGrabber`.
+    static func grabFrame(_ request: FrameRequest, isCancelled: @escaping () -> Bool) throws -> GrabbedFrame {
+        if !isCancelled(), let photo = ScaledPhoto.grab(request) { return photo }
+        return try FrameGrabber(request: request, isCancelled: isCancelled).grab()
     }
 
     /// The thumbnail's bytes: `frame` encoded as the request asks, stamped with the request's cache `key` when it
