@@ -15,7 +15,8 @@ enum ThumbCommand {
                 name: "time-ms", value: "N[,N…]",
                 help: "time of the frame in ms; several, comma-separated, make one picture each", defaultValue: "0"),
             .init(
-                name: "time", value: "T[,T…]", help: "times as 12.5s, 1:02.5, 1:00:02.5 or 10% (instead of --time-ms)"),
+                name: "time", value: "T[,T…]",
+                help: "times as 12.5s, 1:02.5, 1:00:02.5 or 10% (instead of --time-ms); auto: a frame worth showing"),
             .init(name: "count", value: "N", help: "N pictures at the middles of N equal parts of the duration"),
             .init(
                 name: "tolerance-ms", value: "N", help: "how far the frame may be from the time; 0 = the exact frame",

@@ -262,15 +262,30 @@ final class OpenedFrameSource {
         return try frame(from: sample, time: timeline.time(ofStreamTime: start), still: false)
     }
 
-    /// `FrameRecipe.seekPlan` from where the pipeline stands: the keyframe seek when a tolerance allows, then the
-    /// accurate one, the dropped-start and frame-on-screen rules after it. Returns the frame and its real start.
-    private func seek(
-        to target: ClockTime, time: ClockTime, tolerance: ClockTime, _ deadline: Deadline, _ isCancelled: () -> Bool
-    ) throws -> (Sample, ClockTime) {
-        let what = "frame at \(time.milliseconds) ms"
+    /// The keyframe at or before `time` (0-based), wherever it is: one keyframe seek, no decoding forward —
+    /// `--time auto`'s samples (`FrameInterest`). A still image, or a source that cannot seek, answers with its
+    /// prerolled frame.
+    func keyframe(before time: ClockTime, deadline: Deadline, isCancelled: () -> Bool) throws -> GrabbedFrame {
+        guard let timeline, time > .zero, pipeline.isSeekable() else {
+            return try frame(from: first, time: .zero, still: timeline == nil)
+        }
+        try readyToSeek()
+        isUsable = false  // until the seek succeeds
+        seekCount += 1
+        guard pipeline.seek(to: timeline.streamTime(of: time), flags: [.flush, .keyUnit, .snapBefore]) else {
+            throw sourceFailure("seek to \(time.milliseconds) ms was refused")
+        }
+        let sample = try waitAndPull(deadline, what: "keyframe before \(time.milliseconds) ms", isCancelled)
+        let start = try realStart(of: sample)
+        position = Position(sample: sample, start: start)
+        isUsable = true
+        return try frame(from: sample, time: timeline.time(ofStreamTime: start), still: false)
+    }
+
+    /// Before a flushing seek: a kept pipeline may be PLAYING (after a step or the frame-on-screen rule) or at the
+    /// end: back to PAUSED, and what its bus holds from before (ASYNC_DONE, EOS) must not answer the seek's wait.
+    private func readyToSeek() throws {
         if keeps {
-            // A kept pipeline may be PLAYING (after a step or the frame-on-screen rule) or at the end: back to
-            // PAUSED, and what its bus holds from before (ASYNC_DONE, EOS) must not answer this seek's wait.
             if playing {
                 pipeline.pause()
                 playing = false
@@ -278,6 +293,15 @@ final class OpenedFrameSource {
             try pipeline.drainBus(remote: request.source.isRemote)
         }
         position = nil
+    }
+
+    /// `FrameRecipe.seekPlan` from where the pipeline stands: the keyframe seek when a tolerance allows, then the
+    /// accurate one, the dropped-start and frame-on-screen rules after it. Returns the frame and its real start.
+    private func seek(
+        to target: ClockTime, time: ClockTime, tolerance: ClockTime, _ deadline: Deadline, _ isCancelled: () -> Bool
+    ) throws -> (Sample, ClockTime) {
+        let what = "frame at \(time.milliseconds) ms"
+        try readyToSeek()
         for flags in FrameRecipe.seekPlan(tolerance: tolerance) {
             seekCount += 1
             guard pipeline.seek(to: target, flags: flags) else {

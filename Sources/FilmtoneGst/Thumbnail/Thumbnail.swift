@@ -60,6 +60,8 @@ struct ThumbnailRequest {
     var cacheCapBytes: Int64
     /// `output` is the caller's own file (`-o`), not a cache entry.
     var isOwnFile = false
+    /// `--time auto`: the time is picked while decoding, so the key says `auto` instead of a time.
+    var picksTime = false
 
     var source: MediaSource { frame.source }
     var time: ClockTime { frame.time }
@@ -73,7 +75,8 @@ struct ThumbnailRequest {
         let text = [
             "ftgst-thumbnail v1", "location \(identity.location)", "size \(identity.size.map(String.init) ?? "-")",
             "mtime-ns \(identity.modifiedNanoseconds.map(String.init) ?? "-")",
-            "inode \(identity.inode.map(String.init) ?? "-")", "time-ms \(time.milliseconds)",
+            "inode \(identity.inode.map(String.init) ?? "-")",
+            "time-ms \(picksTime ? "auto" : String(time.milliseconds))",
             "tolerance-ms \(tolerance.milliseconds)", "box \(frame.maxWidth)x\(frame.maxHeight)",
             "format \(format.rawValue)", "quality \(format == .jpeg ? String(quality) : "-")",
         ].joined(separator: "\n")

@@ -16,11 +16,13 @@ public enum ThumbnailSet {
         public var frame: Int?
         public var sourceOpens: Int
         public var seeks: Int
+        /// `--time auto`: no time was asked (`requestedMs` is null; `timeMs` says what was picked).
+        public var isPicked = false
 
         /// Today's single-result fields, then `requestedMs`, `frame`, `sourceOpens`, `seeks`.
         public var json: JSONValue {
             guard case .object(var fields) = result.json else { return result.json }
-            fields.append(("requestedMs", .int(requestedMilliseconds)))
+            fields.append(("requestedMs", isPicked ? .null : .int(requestedMilliseconds)))
             fields.append(("frame", frame.map { .int(Int64($0)) } ?? .null))
             fields.append(("sourceOpens", .int(Int64(sourceOpens))))
             fields.append(("seeks", .int(Int64(seeks))))
@@ -68,8 +70,9 @@ public enum ThumbnailSet {
         guard !times.isEmpty else { throw FilmtoneError(.invalidArgument, "no time given") }
         let pattern: String
         var base = options
+        let single = times.count == 1
         if let output = options.output {
-            guard name(pattern: output, index: 1) != nil else {
+            guard single || name(pattern: output, index: 1) != nil else {
                 throw FilmtoneError(
                     .invalidArgument,
                     "several pictures need -o with one index pattern (%d or %03d, as ffmpeg's thumb-%03d.jpg): \(output)"
@@ -77,8 +80,9 @@ public enum ThumbnailSet {
             }
             pattern = output
         } else {
-            let given = options.cacheName ?? "thumb-\(UUID().uuidString.lowercased())-%03d"
-            guard name(pattern: given, index: 1) != nil else {
+            let given =
+                options.cacheName ?? "thumb-\(UUID().uuidString.lowercased())" + (single ? "" : "-%03d")
+            guard single || name(pattern: given, index: 1) != nil else {
                 throw FilmtoneError(
                     .invalidArgument, "several pictures need --cache-name with one index pattern (%03d): \(given)")
             }
@@ -87,10 +91,13 @@ public enum ThumbnailSet {
         // Every request checked before any work: the names and all other options, each time with its own file.
         var requests: [ThumbnailRequest] = []
         for (index, time) in times.enumerated() {
-            let file = name(pattern: pattern, index: index + 1)!
+            // One time: the name as given (an index in it is numbered 1).
+            let file = name(pattern: pattern, index: index + 1) ?? pattern
             if options.output != nil { base.output = file } else { base.cacheName = file }
             if case .milliseconds(let ms) = time { base.timeMilliseconds = ms } else { base.timeMilliseconds = 0 }
-            requests.append(try ThumbnailRequest(base))
+            var request = try ThumbnailRequest(base)
+            request.picksTime = time == .auto
+            requests.append(request)
         }
         guard Set(requests.map(\.output)).count == requests.count else {
             throw FilmtoneError(.invalidArgument, "two pictures would get the same file name: \(pattern)")
@@ -112,10 +119,10 @@ public enum ThumbnailSet {
         let identity = first.isOwnFile ? nil : try MezzanineStore.identity(of: first.source)
         var answers: [Int: (ThumbnailResult, Int64, Int?)] = [:]
         var leases: [CacheFileLease] = []
-        // Cache hits first (times in ms only: a fraction needs the duration, known once the source is open).
+        // Cache hits first (times in ms and auto: a fraction needs the duration, known once the source is open).
         if let identity {
             for (index, request) in requests.enumerated() {
-                guard case .milliseconds(let ms) = times[index],
+                guard let ms = times[index].knownMilliseconds,
                     let (hit, lease) = try Thumbnails.cached(
                         request, key: request.cacheKey(source: identity), isCancelled: isCancelled)
                 else { continue }
@@ -155,6 +162,19 @@ public enum ThumbnailSet {
                         staged[index] = nil
                         out[index] = (hit, ms, nil)
                         if let lease { leases.append(lease) }
+                        continue
+                    }
+                    if times[index] == .auto {
+                        let picked = try pickFrame(source, duration: source.durationMilliseconds, deadline, isCancelled)
+                        request.frame.time = .milliseconds(picked.sampled)
+                        let frame = picked.decoded[picked.chosen]
+                        let key = identity.map { request.cacheKey(source: $0) }
+                        try staged[index]!.write(try Thumbnails.encoded(frame, request, key: key))
+                        try staged[index]!.sync()
+                        let result = Thumbnails.result(
+                            request, width: frame.image.width, height: frame.image.height,
+                            time: frame.time.milliseconds, cached: false)
+                        out[index] = (result, picked.sampled, picked.chosen + 1)
                         continue
                     }
                     let reuse = decoded.first {
@@ -204,8 +224,43 @@ public enum ThumbnailSet {
         let pictures = requests.indices.map { index in
             let (result, ms, frame) = answers[index]!
             return Picture(
-                result: result, requestedMilliseconds: ms, frame: frame, sourceOpens: opens, seeks: seeks)
+                result: result, requestedMilliseconds: ms, frame: frame, sourceOpens: opens, seeks: seeks,
+                isPicked: times[index] == .auto)
         }
         return (pictures, leases)
+    }
+
+    /// `--time auto`: the sampled keyframes (`FrameInterest.sampleTimes`) in order until one is worth showing (a
+    /// keyframe already looked at is not decoded again). Returns every distinct frame decoded, which one was chosen,
+    /// and the sample time that found it.
+    private static func pickFrame(
+        _ source: OpenedFrameSource, duration: Int64?, _ deadline: Deadline, _ isCancelled: () -> Bool
+    ) throws -> (decoded: [GrabbedFrame], chosen: Int, sampled: Int64) {
+        var frames: [GrabbedFrame] = []
+        var statistics: [FrameInterest.Statistics] = []
+        var sampled: [Int64] = []
+        for time in FrameInterest.sampleTimes(durationMilliseconds: source.isStill ? nil : duration) {
+            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
+            let frame = try source.keyframe(before: .milliseconds(time), deadline: deadline, isCancelled: isCancelled)
+            if frames.last?.time == frame.time { continue }
+            frames.append(frame)
+            sampled.append(time)
+            statistics.append(FrameInterest.statistics(of: frame.image))
+            if statistics.last!.isWorthShowing || frame.isStill { break }
+        }
+        let chosen = FrameInterest.pick(statistics) ?? 0
+        return (frames, chosen, sampled[chosen])
+    }
+}
+
+extension ThumbnailTime {
+    /// The time before the source is open: milliseconds as given; `auto`'s entry is keyed without one (0 here);
+    /// nil for a fraction.
+    fileprivate var knownMilliseconds: Int64? {
+        switch self {
+        case .milliseconds(let ms): return ms
+        case .auto: return 0
+        case .fraction: return nil
+        }
     }
 }

@@ -9,12 +9,15 @@ public enum ThumbnailTime: Equatable, Sendable {
     case milliseconds(Int64)
     /// A fraction of the duration, 0 ≤ f ≤ 1 (1 is the end: past the last frame, as a time at the end is today).
     case fraction(Double)
+    /// `--time auto`: a frame worth showing, picked from keyframes of the first third (`FrameInterest`).
+    case auto
 
     /// The time in milliseconds once the duration is known (a fraction is rounded down to whole milliseconds).
     public func resolved(durationMilliseconds: Int64) -> Int64 {
         switch self {
         case .milliseconds(let value): return value
         case .fraction(let f): return Int64((Double(durationMilliseconds) * f).rounded(.down))
+        case .auto: return 0
         }
     }
 
@@ -44,8 +47,14 @@ public enum ThumbnailTime: Equatable, Sendable {
     /// `--time A,B,C`, each one of: `12.5` or `12.5s` (seconds, as ffmpeg's `-ss`), `1:02.5` (M:SS), `1:00:02.5`
     /// (H:MM:SS; minutes and seconds below 60 after the first field), `10%` (of the duration, 0…100). Digits and one
     /// `.` only: no sign, no exponent, no spaces. Sub-millisecond digits are dropped (rounded down).
+    /// `auto` alone picks the frame (`FrameInterest`); it takes no other time beside it.
     public static func parse(list text: String) throws -> [ThumbnailTime] {
-        try items(text, option: "--time").map(parse(_:))
+        if text == "auto" { return [.auto] }
+        let times = try items(text, option: "--time")
+        guard !times.contains("auto") else {
+            throw FilmtoneError(.invalidArgument, "--time auto picks one frame: give it alone, not in a list (\(text))")
+        }
+        return try times.map(parse(_:))
     }
 
     /// One `--time` item (see `parse(list:)`).
