@@ -162,7 +162,7 @@ DOC_FILES := README.md $(addprefix docs/,$(notdir $(wildcard docs/*.md)))
 # The man page and completions are printed by the release binary being installed (the same tables as its --help).
 install: release
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(GST_PLUGINDIR)" "$(DESTDIR)$(DATADIR)/ftgst/presets" \
-		"$(DESTDIR)$(DATADIR)/ftgst/studio" \
+		"$(DESTDIR)$(DATADIR)/ftgst/studio" "$(DESTDIR)$(DATADIR)/thumbnailers" \
 		"$(DESTDIR)$(DOCDIR)" "$(DESTDIR)$(MAN1DIR)" "$(DESTDIR)$(BASH_COMPLETIONDIR)" \
 		"$(DESTDIR)$(ZSH_COMPLETIONDIR)" "$(DESTDIR)$(FISH_COMPLETIONDIR)"
 	install -m 755 --strip .build/release/ftgst "$(DESTDIR)$(BINDIR)/ftgst"
@@ -171,6 +171,7 @@ install: release
 	install -m 644 $(addprefix pipelines/presets/,$(PRESET_FILES)) "$(DESTDIR)$(DATADIR)/ftgst/presets/"
 	install -m 644 $(addprefix studio/,$(STUDIO_FILES)) "$(DESTDIR)$(DATADIR)/ftgst/studio/"
 	install -m 644 $(DOC_FILES) "$(DESTDIR)$(DOCDIR)/"
+	install -m 644 data/ftgst.thumbnailer "$(DESTDIR)$(DATADIR)/thumbnailers/ftgst.thumbnailer"
 	.build/release/ftgst man | gzip -n9 > "$(DESTDIR)$(MAN1DIR)/ftgst.1.gz.tmp"
 	mv "$(DESTDIR)$(MAN1DIR)/ftgst.1.gz.tmp" "$(DESTDIR)$(MAN1DIR)/ftgst.1.gz"
 	.build/release/ftgst completion bash > "$(DESTDIR)$(BASH_COMPLETIONDIR)/ftgst.tmp"
@@ -187,6 +188,7 @@ uninstall:
 		$(addprefix "$(DESTDIR)$(DATADIR)/ftgst/studio/,$(addsuffix ",$(STUDIO_FILES))) \
 		$(addprefix "$(DESTDIR)$(DOCDIR)/,$(addsuffix ",$(notdir $(DOC_FILES)))) \
 		"$(DESTDIR)$(MAN1DIR)/ftgst.1.gz" "$(DESTDIR)$(BASH_COMPLETIONDIR)/ftgst" \
+		"$(DESTDIR)$(DATADIR)/thumbnailers/ftgst.thumbnailer" \
 		"$(DESTDIR)$(ZSH_COMPLETIONDIR)/_ftgst" "$(DESTDIR)$(FISH_COMPLETIONDIR)/ftgst.fish"
 	-rmdir "$(DESTDIR)$(DATADIR)/ftgst/presets" "$(DESTDIR)$(DATADIR)/ftgst/studio" "$(DESTDIR)$(DATADIR)/ftgst" \
 		"$(DESTDIR)$(DOCDIR)" 2>/dev/null

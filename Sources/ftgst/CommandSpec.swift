@@ -85,6 +85,7 @@ enum Commands {
     static let all: [CommandSpec] = [
         ThumbCommand.spec, PreviewCommand.spec, LUTCommand.spec, ProbeCommand.spec, ExportCommand.spec,
         PresetsCommand.spec, CancelCommand.spec, SaveCommand.spec, ShareCommand.spec, MezzanineCommand.spec,
+        ThumbnailerCommand.spec,
         ServeCommand.spec, ManCommand.spec, CompletionCommand.spec,
     ]
 

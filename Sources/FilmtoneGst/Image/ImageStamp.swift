@@ -36,13 +36,27 @@ public struct ImageStamp: Equatable, Sendable {
             let segment: [UInt8] = [0xFF, 0xFE, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
             return Array(encoded[0..<2]) + segment + Array(encoded[2...])
         case .png:
-            let afterHeader = 8 + 8 + 13 + 4  // signature, then the IHDR chunk (length, type, 13 bytes, CRC)
-            guard encoded.count > afterHeader, isPNG(encoded) else { return encoded }
-            let data = Array(keyword.utf8) + [0] + Array(text.utf8)
-            let typeAndData = Array("tEXt".utf8) + data
-            let chunk = bigEndian32(UInt32(data.count)) + typeAndData + bigEndian32(CRC32.checksum(typeAndData))
-            return Array(encoded[0..<afterHeader]) + chunk + Array(encoded[afterHeader...])
+            return insertPNGText([(keyword, text)], into: encoded)
         }
+    }
+
+    /// Returns a PNG with `tEXt` chunks (keyword, Latin-1 text) inserted right after IHDR, in order; `encoded`
+    /// unchanged when it is not a PNG. Keywords are 1–79 printable Latin-1 characters (the PNG rule; the caller's
+    /// are constants), the text has no NUL: anything else is left out.
+    static func insertPNGText(_ entries: [(keyword: String, text: String)], into encoded: [UInt8]) -> [UInt8] {
+        let afterHeader = 8 + 8 + 13 + 4  // signature, then the IHDR chunk (length, type, 13 bytes, CRC)
+        guard encoded.count > afterHeader, isPNG(encoded) else { return encoded }
+        var chunks: [UInt8] = []
+        for (keyword, text) in entries {
+            guard (1...79).contains(keyword.unicodeScalars.count),
+                keyword.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) }),
+                text.unicodeScalars.allSatisfy({ $0.value != 0 && $0.value <= 0xFF })
+            else { continue }
+            let data = Array(keyword.utf8) + [0] + text.unicodeScalars.map { UInt8($0.value) }
+            let typeAndData = Array("tEXt".utf8) + data
+            chunks += bigEndian32(UInt32(data.count)) + typeAndData + bigEndian32(CRC32.checksum(typeAndData))
+        }
+        return Array(encoded[0..<afterHeader]) + chunks + Array(encoded[afterHeader...])
     }
 
     // MARK: - Reading
@@ -81,33 +95,47 @@ public struct ImageStamp: Equatable, Sendable {
         bytes.count >= 8 && bytes[0..<8].elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
     }
 
-    private static func readPNG(_ bytes: [UInt8]) -> ImageStamp? {
+    /// The chunks of a PNG up to and including IEND; nil when a chunk runs past the end or there is no IEND.
+    private static func pngChunks(_ bytes: [UInt8]) -> [(type: String, data: ArraySlice<UInt8>)]? {
+        var chunks: [(type: String, data: ArraySlice<UInt8>)] = []
         var offset = 8
-        var size: (Int, Int)? = nil
-        var time: (Int64, String?)? = nil
-        var sawEnd = false
         while offset + 12 <= bytes.count {
             let length = Int(readBigEndian32(bytes, offset))
             let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
             let dataStart = offset + 8
             guard length >= 0, dataStart + length + 4 <= bytes.count else { return nil }
-            let data = bytes[dataStart..<(dataStart + length)]
-            switch type {
-            case "IHDR" where length >= 8:
-                size = (Int(readBigEndian32(bytes, dataStart)), Int(readBigEndian32(bytes, dataStart + 4)))
-            case "tEXt":
-                if let zero = data.firstIndex(of: 0), String(decoding: data[..<zero], as: UTF8.self) == keyword {
-                    time = parse(String(decoding: data[(zero + 1)...], as: UTF8.self))
-                }
-            case "IEND":
-                sawEnd = true
-            default:
-                break
-            }
-            if sawEnd { break }
+            chunks.append((type, bytes[dataStart..<(dataStart + length)]))
+            if type == "IEND" { return chunks }
             offset = dataStart + length + 4
         }
-        guard sawEnd, let size, let time, size.0 > 0, size.1 > 0 else { return nil }
+        return nil
+    }
+
+    /// The `tEXt` entries (keyword, Latin-1 text) of a complete PNG, in file order; empty for anything else.
+    static func pngText(_ bytes: [UInt8]) -> [(keyword: String, text: String)] {
+        guard isPNG(bytes), let chunks = pngChunks(bytes) else { return [] }
+        return chunks.compactMap { chunk in
+            guard chunk.type == "tEXt", let zero = chunk.data.firstIndex(of: 0) else { return nil }
+            let text = String(String.UnicodeScalarView(chunk.data[(zero + 1)...].map { Unicode.Scalar($0) }))
+            return (String(decoding: chunk.data[..<zero], as: UTF8.self), text)
+        }
+    }
+
+    private static func readPNG(_ bytes: [UInt8]) -> ImageStamp? {
+        guard let chunks = pngChunks(bytes) else { return nil }
+        var size: (Int, Int)? = nil
+        var time: (Int64, String?)? = nil
+        for (type, data) in chunks {
+            if type == "IHDR", data.count >= 8 {
+                let header = Array(data)
+                size = (Int(readBigEndian32(header, 0)), Int(readBigEndian32(header, 4)))
+            } else if type == "tEXt", let zero = data.firstIndex(of: 0),
+                String(decoding: data[..<zero], as: UTF8.self) == keyword
+            {
+                time = parse(String(decoding: data[(zero + 1)...], as: UTF8.self))
+            }
+        }
+        guard let size, let time, size.0 > 0, size.1 > 0 else { return nil }
         return ImageStamp(format: .png, width: size.0, height: size.1, timeMilliseconds: time.0, request: time.1)
     }
 

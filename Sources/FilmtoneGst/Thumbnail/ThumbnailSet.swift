@@ -233,7 +233,7 @@ public enum ThumbnailSet {
     /// `--time auto`: the sampled keyframes (`FrameInterest.sampleTimes`) in order until one is worth showing (a
     /// keyframe already looked at is not decoded again). Returns every distinct frame decoded, which one was chosen,
     /// and the sample time that found it.
-    private static func pickFrame(
+    static func pickFrame(
         _ source: OpenedFrameSource, duration: Int64?, _ deadline: Deadline, _ isCancelled: () -> Bool
     ) throws -> (decoded: [GrabbedFrame], chosen: Int, sampled: Int64) {
         var frames: [GrabbedFrame] = []
