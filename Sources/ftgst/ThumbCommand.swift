@@ -49,7 +49,9 @@ enum ThumbCommand {
             .init(name: "header", value: "'Name: value'", help: "sent on every HTTP request", repeatable: true),
             .init(name: "timeout-ms", value: "N", help: "deadline for the whole job", defaultValue: "30000"),
         ],
-        notes: #"prints {"uri":…,"path":…,"width":W,"height":H,"timeMs":T,"format":…,"cached":…}"#)
+        notes:
+            #"prints {"uri":…,"path":…,"width":W,"height":H,"timeMs":T,"format":…,"cached":…}; several times print one line per picture, in the order given, adding "requestedMs","frame","sourceOpens","seeks", and need -o or --cache-name with one index (%d, %03d)"#
+    )
 
     static func run(_ words: [String]) async throws {
         let arguments = try Arguments(words, spec: spec)
