@@ -136,6 +136,10 @@ bench-export: release
 bench-mezzanine: release
 	bench/mezzanine.sh
 
+# ftgst thumbnailer against ffmpegthumbnailer: the 256-px PNG a file manager asks for (bench/README.md).
+bench-thumbnailer: release
+	bench/thumbnailer.sh
+
 # ftgst serve's warm previews through its stdio protocol: intensity-only and LUT-only changes, a new source
 # against one-shot ftgst preview, the engine's memory (bench/README.md, docs/PERFORMANCE.md).
 bench-serve: release
