@@ -85,6 +85,8 @@ package struct BufferView {
 
     package var presentationTimestamp: ClockTime? { ClockTime(raw: pointer.pointee.pts) }
     package var duration: ClockTime? { ClockTime(raw: pointer.pointee.duration) }
+    /// Not flagged `GST_BUFFER_FLAG_DELTA_UNIT`: a parser's keyframe (it decodes without earlier pictures).
+    package var isKeyframe: Bool { pointer.pointee.mini_object.flags & GST_BUFFER_FLAG_DELTA_UNIT.rawValue == 0 }
 
     /// Maps the buffer for reading (`gst_buffer_map`) for the duration of `body`; nil if it cannot be mapped.
     package func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R? {

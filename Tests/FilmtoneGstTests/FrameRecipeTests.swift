@@ -180,6 +180,15 @@ extension FrameRecipeTests {
         XCTAssertFalse(steps(1000, 1000), "the same time: not a step")
         XCTAssertFalse(steps(1000, 967), "backward: a seek")
         XCTAssertFalse(steps(1000, 1033, tolerance: 10), "a tolerance: the seek plan decides")
+        func steps(_ from: Int64, _ to: Int64, gop: Int64) -> Bool {
+            FrameRecipe.stepsForward(
+                from: .milliseconds(from), to: .milliseconds(to), tolerance: .zero, keyframeInterval: .milliseconds(gop)
+            )
+        }
+        XCTAssertTrue(steps(1000, 1900, gop: 1000), "within a GOP: a step")
+        XCTAssertTrue(steps(1000, 2000, gop: 1000), "one GOP on: the step decodes no more than a seek")
+        XCTAssertFalse(steps(1000, 2001, gop: 1000), "further than a GOP: a keyframe lies between, a seek")
+        XCTAssertTrue(steps(1000, 3000, gop: 8333), "a long GOP: the window decides")
 
         func over(_ pts: Int64, _ inputs: [Int64], target: Int64 = 1000) -> Bool {
             FrameRecipe.steppedOver(

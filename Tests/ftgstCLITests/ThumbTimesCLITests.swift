@@ -124,4 +124,24 @@ final class ThumbTimesCLITests: XCTestCase {
         XCTAssertEqual(hits.map { $0["cached"] as? Bool }, [true, true, true])
         XCTAssertEqual(hits.first?["sourceOpens"] as? Int, 0)
     }
+
+    /// Once two consecutive keyframes have entered the decoder (numbered.mp4: every 1 s), a time further ahead than
+    /// that interval is sought (from the keyframe before it) instead of stepped to; the frames stay exact.
+    func testATimeMoreThanAGOPAheadIsSoughtNotSteppedTo() throws {
+        let clip = try TestEnvironment.fixture("numbered.mp4")
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        let times = [100, 1200, 2900]
+        let out = try lines(
+            try Run.ftgst([
+                "thumb", clip, "--tolerance-ms", "0", "--time-ms", times.map(String.init).joined(separator: ","), "-o",
+                dir.appendingPathComponent("g-%d.png").path,
+            ]))
+        // 100: a seek; 1200: a step (no interval known yet; it passes the keyframe at 1 s); 2900: 1.7 s > 1 s, a seek.
+        XCTAssertEqual(Set(out.map { $0["seeks"] as? Int }), [2], "\(out)")
+        XCTAssertEqual(out.map { $0["frame"] as? Int }, [1, 2, 3])
+        for (index, time) in times.enumerated() {
+            let path = dir.appendingPathComponent("g-\(index + 1).png").path
+            XCTAssertEqual(try frameNumber(path, near: time * 30 / 1000), time * 30 / 1000, "picture \(index + 1)")
+        }
+    }
 }

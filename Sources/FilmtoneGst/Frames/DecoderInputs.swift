@@ -13,6 +13,9 @@ final class DecoderInputs: Sendable {
     static let corruptOutputProperty = "output-corrupt"
 
     private let pictures = Mutex<[FrameRecipe.InputPicture]>([])
+    /// The last keyframe that entered since the segment began, and the longest gap between two consecutive ones
+    /// seen so far (across segments: a GOP's length does not change with a seek).
+    private let keyframes = Mutex<(last: ClockTime?, longestGap: ClockTime?)>((nil, nil))
 
     /// Watches a pipeline for its video decoder and records what enters it. `jpegdec` (a mezzanine's MJPEG, a
     /// Motion JPEG clip) is classed `Codec/Decoder/Image`.
@@ -41,8 +44,18 @@ final class DecoderInputs: Sendable {
         switch item {
         case .segment:
             pictures.withLock { $0.removeAll(keepingCapacity: true) }
+            keyframes.withLock { $0.last = nil }
         case .buffer(let buffer):
             guard let pts = buffer.presentationTimestamp else { return }
+            if buffer.isKeyframe {
+                keyframes.withLock { state in
+                    if let last = state.last, pts > last {
+                        let gap = ClockTime(nanoseconds: pts.nanoseconds - last.nanoseconds)
+                        state.longestGap = max(state.longestGap ?? gap, gap)
+                    }
+                    state.last = pts
+                }
+            }
             let picture = FrameRecipe.InputPicture(pts: pts, duration: buffer.duration)
             pictures.withLock {
                 if $0.count >= Self.limit { $0.removeFirst($0.count / 2) }
@@ -59,6 +72,9 @@ final class DecoderInputs: Sendable {
     func steppedOver(pts: ClockTime, target: ClockTime) -> Bool {
         pictures.withLock { FrameRecipe.steppedOver(pts: pts, target: target, inputs: $0.lazy.map(\.pts)) }
     }
+
+    /// The longest gap seen between two keyframes entering one after the other; nil before two were seen.
+    var keyframeInterval: ClockTime? { keyframes.withLock { $0.longestGap } }
 
     /// The pictures seen since the last segment, in the order they entered.
     var snapshot: [FrameRecipe.InputPicture] { pictures.withLock { $0 } }

@@ -253,7 +253,8 @@ final class OpenedFrameSource {
         isUsable = false  // until this seek or step succeeds
         var answer: (Sample, ClockTime)? = nil
         if keeps, let position, !request.allIntra,
-            FrameRecipe.stepsForward(from: position.start, to: target, tolerance: tolerance)
+            FrameRecipe.stepsForward(
+                from: position.start, to: target, tolerance: tolerance, keyframeInterval: inputs.keyframeInterval)
         {
             answer = try stepForward(from: position, to: target, time: time, deadline, isCancelled)
         }

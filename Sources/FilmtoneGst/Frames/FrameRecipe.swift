@@ -132,9 +132,17 @@ enum FrameRecipe {
     /// Whether a kept pipeline standing at stream time `position` (its last frame handed out) reaches `target`
     /// by a forward step: only for exact frames (`tolerance` 0, where a seek's answer is the frame on screen at
     /// the target, which decoding on finds identically), only forward and within `forwardStepWindow`.
-    static func stepsForward(from position: ClockTime, to target: ClockTime, tolerance: ClockTime) -> Bool {
-        tolerance == .zero && target > position
-            && target.nanoseconds - position.nanoseconds <= forwardStepWindow.nanoseconds
+    ///
+    /// `keyframeInterval`: the longest gap seen between two keyframes that entered the decoder one after the other
+    /// (`DecoderInputs.keyframeInterval`). A target further ahead than that has a keyframe before it, from which a
+    /// seek decodes fewer pictures than the step would (a phone's 1 s GOP, times 2 s apart), so it seeks.
+    static func stepsForward(
+        from position: ClockTime, to target: ClockTime, tolerance: ClockTime, keyframeInterval: ClockTime? = nil
+    ) -> Bool {
+        guard tolerance == .zero, target > position else { return false }
+        let distance = target.nanoseconds - position.nanoseconds
+        if let keyframeInterval, distance > keyframeInterval.nanoseconds { return false }
+        return distance <= forwardStepWindow.nanoseconds
     }
 
     /// Whether the next decoded frame, stamped `next`, replaces the current one: it starts at or before the
