@@ -8,6 +8,7 @@ func runCommand(_ words: [String]) async throws {
     let rest = Array(words.dropFirst())
     switch command {
     case "thumb": try await ThumbCommand.run(rest)
+    case "storyboard": try await StoryboardCommand.run(rest)
     case "preview": try await PreviewCommand.run(rest)
     case "lut": try await LUTCommand.run(rest)
     case "probe": try await ProbeCommand.run(rest)
