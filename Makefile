@@ -7,7 +7,7 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs \
+.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs bench-storyboard bench-thumbnailer \
 	man completions share install uninstall stage deb clean \
 	ts-client test-ts-client test-studio test-ts-browser
 
@@ -144,6 +144,11 @@ bench-thumbnailer: release
 # against one-shot ftgst preview, the engine's memory (bench/README.md, docs/PERFORMANCE.md).
 bench-serve: release
 	bench/serve.sh
+
+# ftgst storyboard (12 tiles of a 2-minute 1080p clip) against ffmpeg's keyframe-only and exact sprite-sheet
+# commands (bench/README.md, docs/PERFORMANCE.md).
+bench-storyboard: release
+	bench/storyboard.sh
 
 # Installing. `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a tree; without DESTDIR it installs for real.
 # The GStreamer plugin goes where GStreamer looks under that prefix (/usr: plain gst-inspect-1.0 finds it; other

@@ -9,6 +9,7 @@ func runCommand(_ words: [String]) async throws {
     switch command {
     case "thumb": try await ThumbCommand.run(rest)
     case "thumbnailer": try await ThumbnailerCommand.run(rest)
+    case "storyboard": try await StoryboardCommand.run(rest)
     case "preview": try await PreviewCommand.run(rest)
     case "lut": try await LUTCommand.run(rest)
     case "probe": try await ProbeCommand.run(rest)

@@ -36,6 +36,8 @@ struct FrameRequest {
     /// Every picture is a keyframe (a mezzanine's MJPEG): a seek is one decode, so a kept pipeline always seeks
     /// and never steps forward (decoding every picture in between costs more).
     var allIntra = false
+    /// The fitted height is rounded to an even number (`FrameRecipe.outputSize`): storyboard tiles.
+    var evenHeight = false
 }
 
 /// The `ftlut` settings of a preview: LUT file paths (nil: empty slot), intensity, interpolation.
@@ -183,12 +185,13 @@ final class OpenedFrameSource {
         let maxWidth = request.maxWidth
         let maxHeight = request.maxHeight
         let fixedSize = request.outputSize
+        let evenHeight = request.evenHeight
         try pipeline.fitScaledSize { info in
             sawCaps.set()
             return fixedSize
                 ?? FrameRecipe.outputSize(
                     width: info.width, height: info.height, pixelAspect: info.pixelAspect,
-                    maxWidth: maxWidth, maxHeight: maxHeight)
+                    maxWidth: maxWidth, maxHeight: maxHeight, evenHeight: evenHeight)
         }
         sink = AppSink(element: try pipeline.element(named: "sink"))
         // An MP4's empty edit (video that starts later) sends a GAP first: it would preroll the sink with no frame

@@ -28,15 +28,19 @@ enum FrameRecipe {
 
     /// The output size for a frame of `width`×`height` coded pixels with `pixelAspect`: the display size
     /// (width × PAR) scaled by `min(maxWidth/w, maxHeight/h, 1)` — aspect kept, never upscaled, at least 1×1.
-    static func outputSize(width: Int, height: Int, pixelAspect: Fraction, maxWidth: Int, maxHeight: Int)
-        -> (width: Int, height: Int)
-    {
+    /// `evenHeight` (storyboard tiles, as ffmpeg's `scale=W:-2`): the height is the nearest even number instead,
+    /// at least 2.
+    static func outputSize(
+        width: Int, height: Int, pixelAspect: Fraction, maxWidth: Int, maxHeight: Int, evenHeight: Bool = false
+    ) -> (width: Int, height: Int) {
         let par = pixelAspect.numerator > 0 && pixelAspect.denominator > 0 ? pixelAspect.value : 1
         let displayWidth = Double(width) * par
         let displayHeight = Double(height)
         guard displayWidth > 0, displayHeight > 0 else { return (1, 1) }
         let scale = min(Double(maxWidth) / displayWidth, Double(maxHeight) / displayHeight, 1)
-        return (max(1, Int((displayWidth * scale).rounded())), max(1, Int((displayHeight * scale).rounded())))
+        let scaledWidth = max(1, Int((displayWidth * scale).rounded()))
+        guard evenHeight else { return (scaledWidth, max(1, Int((displayHeight * scale).rounded()))) }
+        return (scaledWidth, max(2, 2 * Int((displayHeight * scale / 2).rounded())))
     }
 
     /// The capsfilter's caps once the upright input size is known.
