@@ -161,15 +161,10 @@ public enum DesktopThumbnailer {
         _ source: LocalSource, into target: URL, size: Int, mode: mode_t?, timeout: Int64,
         _ isCancelled: @escaping () -> Bool
     ) throws -> Result {
-        var options = ThumbnailOptions(source: source.path)
-        options.maxWidth = size
-        options.maxHeight = size
-        options.format = "png"
-        options.timeoutMilliseconds = timeout
-        options.output = target.deletingPathExtension().appendingPathExtension("png").path
-        var request = try ThumbnailRequest(options)
-        request.cacheDirectory = target.deletingLastPathComponent()
-        request.fileName = target.lastPathComponent
+        let request = try FrameOptions(
+            source: source.path, headers: [], timeMilliseconds: 0, toleranceMilliseconds: 0, maxWidth: size,
+            maxHeight: size, format: "png", quality: 1, timeoutMilliseconds: timeout
+        ).frameRequest
         let (frame, duration) = try grab(request, isCancelled)
         var entries: [(keyword: String, text: String)] = [
             ("Thumb::URI", source.uri), ("Thumb::MTime", String(source.modified)), ("Thumb::Size", String(source.size)),
@@ -195,19 +190,17 @@ public enum DesktopThumbnailer {
 
     /// The picture: a local JPEG at its shown size (`ScaledPhoto`), anything else the keyframe `--time auto`
     /// picks, with the duration (ms) when the demuxer knows it.
-    private static func grab(_ request: ThumbnailRequest, _ isCancelled: @escaping () -> Bool) throws
+    private static func grab(_ request: FrameRequest, _ isCancelled: @escaping () -> Bool) throws
         -> (GrabbedFrame, Int64?)
     {
-        if let photo = ScaledPhoto.grab(request.frame) { return (photo, nil) }
+        if let photo = ScaledPhoto.grab(request) { return (photo, nil) }
         let formats = PictureFormatWatch()
-        let deadline = Deadline(after: request.frame.timeoutMilliseconds)
+        let deadline = Deadline(after: request.timeoutMilliseconds)
         return try formats.refining {
             let source = try OpenedFrameSource(
-                request.frame, watching: formats, deadline: deadline, keeps: true, isCancelled: isCancelled)
+                request, watching: formats, deadline: deadline, keeps: true, isCancelled: isCancelled)
             defer { source.stop() }
-            let duration = source.durationMilliseconds
-            let picked = try ThumbnailSet.pickFrame(source, duration: duration, deadline, isCancelled)
-            return (picked.decoded[picked.chosen], duration)
+            return (try ThumbnailSet.pickFrame(source, deadline, isCancelled).frame, source.durationMilliseconds)
         }
     }
 

@@ -164,27 +164,18 @@ public enum ThumbnailSet {
                         if let lease { leases.append(lease) }
                         continue
                     }
+                    var requested = ms
+                    let picked: (frame: GrabbedFrame, number: Int)
                     if times[index] == .auto {
-                        let picked = try pickFrame(source, duration: source.durationMilliseconds, deadline, isCancelled)
-                        request.frame.time = .milliseconds(picked.sampled)
-                        let frame = picked.decoded[picked.chosen]
-                        let key = identity.map { request.cacheKey(source: $0) }
-                        try staged[index]!.write(try Thumbnails.encoded(frame, request, key: key))
-                        try staged[index]!.sync()
-                        let result = Thumbnails.result(
-                            request, width: frame.image.width, height: frame.image.height,
-                            time: frame.time.milliseconds, cached: false)
-                        out[index] = (result, picked.sampled, picked.chosen + 1)
-                        continue
-                    }
-                    let reuse = decoded.first {
+                        let choice = try pickFrame(source, deadline, isCancelled)
+                        requested = choice.sampled
+                        picked = (choice.frame, choice.number)
+                    } else if let reuse = decoded.first(where: {
                         $0.frame.isStill
                             || FrameRecipe.accepts(
                                 frame: $0.frame.time, duration: nil, target: request.time,
                                 tolerance: request.tolerance)
-                    }
-                    let picked: (frame: GrabbedFrame, number: Int)
-                    if let reuse {
+                    }) {
                         picked = reuse
                     } else {
                         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
@@ -200,7 +191,7 @@ public enum ThumbnailSet {
                     let result = Thumbnails.result(
                         request, width: picked.frame.image.width, height: picked.frame.image.height,
                         time: picked.frame.time.milliseconds, cached: false)
-                    out[index] = (result, ms, picked.number)
+                    out[index] = (result, requested, picked.number)
                 }
                 seeks = source.seekCount
                 return out
@@ -231,15 +222,15 @@ public enum ThumbnailSet {
     }
 
     /// `--time auto`: the sampled keyframes (`FrameInterest.sampleTimes`) in order until one is worth showing (a
-    /// keyframe already looked at is not decoded again). Returns every distinct frame decoded, which one was chosen,
-    /// and the sample time that found it.
-    static func pickFrame(
-        _ source: OpenedFrameSource, duration: Int64?, _ deadline: Deadline, _ isCancelled: () -> Bool
-    ) throws -> (decoded: [GrabbedFrame], chosen: Int, sampled: Int64) {
+    /// keyframe already looked at is not judged again). Returns the chosen frame, its number among the distinct
+    /// frames looked at (1-based), and the sample time that found it.
+    static func pickFrame(_ source: OpenedFrameSource, _ deadline: Deadline, _ isCancelled: () -> Bool) throws
+        -> (frame: GrabbedFrame, number: Int, sampled: Int64)
+    {
         var frames: [GrabbedFrame] = []
         var statistics: [FrameInterest.Statistics] = []
         var sampled: [Int64] = []
-        for time in FrameInterest.sampleTimes(durationMilliseconds: source.isStill ? nil : duration) {
+        for time in FrameInterest.sampleTimes(durationMilliseconds: source.durationMilliseconds) {
             if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
             let frame = try source.keyframe(before: .milliseconds(time), deadline: deadline, isCancelled: isCancelled)
             if frames.last?.time == frame.time { continue }
@@ -249,7 +240,7 @@ public enum ThumbnailSet {
             if statistics.last!.isWorthShowing || frame.isStill { break }
         }
         let chosen = FrameInterest.pick(statistics) ?? 0
-        return (frames, chosen, sampled[chosen])
+        return (frames[chosen], chosen + 1, sampled[chosen])
     }
 }
 
