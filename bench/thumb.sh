@@ -20,41 +20,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 
-json=()
-for arg in "$@"; do
-  case "$arg" in
-    --json) json=(--json) ;;
-    -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench/thumb.sh: unknown argument: $arg (try --help)" >&2; exit 2 ;;
-  esac
-done
-
-FTGST="${FTGST:-$repo/.build/release/ftgst}"
-RUNS="${RUNS:-9}"
-PY=/usr/bin/python3
-CLIP_DIR="$repo/.build/bench"
-
-die() { echo "bench/thumb.sh: $*" >&2; exit 1; }
-
-[[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer, got '$RUNS'"
-for tool in gst-launch-1.0 ffmpeg ffprobe; do
-  command -v "$tool" >/dev/null || die "$tool not found (run scripts/deps)"
-done
-[ -x /usr/bin/time ] || die "/usr/bin/time (GNU time) not found (run scripts/deps)"
-[ -x "$PY" ] || die "$PY not found"
-if [[ "$FTGST" == */* ]]; then
-  [ -x "$FTGST" ] || die "ftgst binary not found or not executable: $FTGST (build with 'swift build -c release' or set FTGST=...)"
-  FTGST="$(cd "$(dirname "$FTGST")" && pwd)/$(basename "$FTGST")"
-else
-  command -v "$FTGST" >/dev/null || die "ftgst binary not found on PATH: $FTGST"
-fi
-
-# --- the clips: each generated once from its text, cached under .build/bench/ (bench/lib/clips.sh). ---
-# shellcheck source=lib/clips.sh
-. "$here/lib/clips.sh"
-
-keep=()
-[ "${KEEP_TMP:-0}" = 1 ] && keep=(--keep-tmp)
+# shellcheck source=lib/driver.sh
+. "$here/lib/driver.sh"
+bench_driver thumb.sh 9 2,16 "$@"
 
 # CLIPS: which texts under pipelines/bench to measure (default: the three kinds of clip and the photo).
 for text in ${CLIPS:-clip1080.gst gop30.gst web1080.ffmpeg photo24mp.ffmpeg}; do
