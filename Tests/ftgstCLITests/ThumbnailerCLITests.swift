@@ -145,6 +145,14 @@ final class ThumbnailerCLITests: XCTestCase {
         XCTAssertFalse(
             FileManager.default.fileExists(
                 atPath: cache.appendingPathComponent("thumbnails/normal/\(try md5("file://" + garbage)).png").path))
+        // A picture GStreamer cannot decode (CMYK JPEG) is recorded the same way.
+        let cmyk = try copy("cmyk.jpg", as: "cmyk.jpg")
+        assertFailure(
+            try Run.ftgst(["thumbnailer", "--cache", "-i", cmyk], environment: ["XDG_CACHE_HOME": cache.path]),
+            code: "UNSUPPORTED_FORMAT", status: 67)
+        XCTAssertEqual(
+            try png(failure.deletingLastPathComponent().appendingPathComponent("\(try md5("file://" + cmyk)).png").path)
+                .text["Thumb::URI"], "file://" + cmyk)
     }
 
     func testErrors() throws {
@@ -168,6 +176,21 @@ final class ThumbnailerCLITests: XCTestCase {
             try Run.ftgst(["thumbnailer", "-i", clip, "-o", dir.appendingPathComponent("no/such/x.png").path]),
             code: "WRITE_FAILED", status: 73)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [], "nothing written")
+
+        // The input as its own output, and an empty -o: refused before anything is read or written.
+        let video = try copy("clip.mp4", as: "clip.mp4")
+        let before = try Data(contentsOf: URL(fileURLWithPath: video))
+        assertFailure(try Run.ftgst(["thumbnailer", "-i", video, "-o", video]), code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: video)), before, "the input is untouched")
+        assertFailure(try Run.ftgst(["thumbnailer", "-i", video, "-o", ""]), code: "INVALID_ARGUMENT", status: 64)
+        // --cache with neither XDG_CACHE_HOME nor HOME absolute: no folder to write to.
+        assertFailure(
+            try Run.process(
+                TestEnvironment.binary, ["thumbnailer", "--cache", "-i", video],
+                environment: ["PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": "relative", "HOME": "also-relative"],
+                directory: dir, onlyEnvironment: true),
+            code: "WRITE_FAILED", status: 73)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), ["clip.mp4"], "nothing written")
     }
 
     /// The installed entry, run by GNOME's thumbnail factory (gnome-desktop through PyGObject) exactly as Nautilus
