@@ -200,6 +200,26 @@ extension Pad {
         return values
     }
 
+    /// The pad's name (`video_0`, `src`…).
+    package var name: String { GLib.takeString(gst_object_get_name(GLib.cast(pointer, to: GstObject.self))) ?? "" }
+
+    /// `gst_pad_query_duration` in TIME on this (source) pad: what its element answers; nil when unknown.
+    package func duration() -> ClockTime? {
+        var value: gint64 = -1
+        guard gst_pad_query_duration(pointer, GST_FORMAT_TIME, &value) != 0, value >= 0 else { return nil }
+        return ClockTime(nanoseconds: UInt64(value))
+    }
+
+    /// Sends a flushing seek to `time` (TIME, rate 1, no stop) into this source pad: its element seeks although
+    /// nothing downstream is linked to a sink yet (a demuxer's pad before the decoder has exposed anything).
+    /// False when the element refuses it.
+    package func seek(to time: ClockTime, flags: SeekFlags) -> Bool {
+        let event = gst_event_new_seek(
+            1.0, GST_FORMAT_TIME, GstSeekFlags(rawValue: flags.rawValue), GST_SEEK_TYPE_SET,
+            gint64(clamping: time.nanoseconds), GST_SEEK_TYPE_NONE, -1)
+        return gst_pad_send_event(pointer, event) != 0  // takes the event
+    }
+
     /// `gst_pad_peer_query_duration`: the duration upstream of this (sink) pad reports in `format`; nil when
     /// nobody upstream answers or the value is unknown (-1).
     package func peerDuration(_ format: QueryFormat) -> Int64? {

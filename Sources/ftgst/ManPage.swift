@@ -161,6 +161,10 @@ enum ManPage {
             "1 turns off skipping the decode of frames nothing refers to on exact seeks (a diagnostic switch)."
         ),
         (
+            "FTGST_NO_KNOWN_DEMUXER",
+            "1 type-finds every file and decodes its first frame before seeking, as ftgst did before naming MP4 and Matroska demuxers from a file's first bytes (a diagnostic switch)."
+        ),
+        (
             "XDG_CACHE_HOME",
             "the cache root (an absolute path; else $HOME/.cache): ftgst/thumbnails, ftgst/mezzanines, and ftgst/workspace when XDG_RUNTIME_DIR is unset."
         ),

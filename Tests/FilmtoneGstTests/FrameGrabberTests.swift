@@ -79,6 +79,51 @@ final class FrameGrabberTests: XCTestCase {
         }
     }
 
+    /// A one-shot grab of a later time in a file whose demuxer is known seeks before its first preroll, and hands
+    /// over the very frame (pixels and time) the type-finding pipeline gives after prerolling the first frame:
+    /// across containers, B-frames, variable rates, an empty edit, rotation, a time between frames, the last frame,
+    /// and with a tolerance (the keyframe seek first).
+    func testSeekingBeforeTheFirstPrerollGivesTheSameFrame() throws {
+        let cases: [(String, Int64, Int64)] = [
+            ("clip.mp4", 1510, 0), ("clip.mkv", 1000, 0), ("clip.webm", 1033, 0), ("bframes.mp4", 2500, 0),
+            ("vfr.mp4", 1010, 0), ("vfr.mkv", 1000, 0), ("offset.mp4", 700, 0), ("clip-offset10.mp4", 1200, 0),
+            ("rotated.mp4", 500, 0), ("numbered.mp4", 1999, 0), ("clip.mp4", 2966, 0), ("longgop.mp4", 3000, 900),
+            ("zero-stts.mp4", 400, 0),
+        ]
+        for (fixture, ms, tolerance) in cases {
+            let early = try grab(fixture, ms: ms, tolerance: tolerance)
+            XCTAssertTrue(early.soughtFirst, "\(fixture) at \(ms) ms: the demuxer is known, the seek comes first")
+            setenv("FTGST_NO_KNOWN_DEMUXER", "1", 1)
+            defer { unsetenv("FTGST_NO_KNOWN_DEMUXER") }
+            let prerolled = try grab(fixture, ms: ms, tolerance: tolerance)
+            XCTAssertFalse(prerolled.soughtFirst)
+            XCTAssertEqual(early.time, prerolled.time, "\(fixture) at \(ms) ms")
+            XCTAssertEqual(early.image, prerolled.image, "\(fixture) at \(ms) ms: not the same frame")
+        }
+        XCTAssertFalse(try grab("clip.mp4", ms: 0).soughtFirst, "the first frame answers: no seek at all")
+        XCTAssertFalse(try grab("clip.ts", ms: 1010).soughtFirst, "a TS is type-found")
+    }
+
+    /// Refusals on the path that seeks first are those of the type-finding one: a time past the end, an audio-only
+    /// file (nothing links its pads), a file without its index.
+    func testSeekingFirstRefusesWhatPrerollingRefuses() throws {
+        for (fixture, ms) in [("clip.mp4", 60_000), ("tone.m4a", 500), ("truncated.mp4", 500)] {
+            var messages: [String] = []
+            for typeFinds in [false, true] {
+                if typeFinds { setenv("FTGST_NO_KNOWN_DEMUXER", "1", 1) }
+                defer { unsetenv("FTGST_NO_KNOWN_DEMUXER") }
+                XCTAssertThrowsError(try grab(fixture, ms: Int64(ms)), "\(fixture) at \(ms) ms") {
+                    XCTAssertEqual(($0 as? FilmtoneError)?.code, .decodeFailed, "\(fixture): \($0)")
+                    messages.append(($0 as? FilmtoneError)?.message ?? "")
+                }
+            }
+            if fixture == "clip.mp4" {
+                XCTAssertEqual(messages.first, messages.last, "the same past-the-end message")
+                XCTAssertTrue(messages.first?.contains("past the end") == true, messages.first ?? "")
+            }
+        }
+    }
+
     func testNothingIsSkippedWithoutASeek() throws {
         XCTAssertEqual(try grab("bframes.mp4", ms: 0).skippedPictures, 0)
         XCTAssertEqual(

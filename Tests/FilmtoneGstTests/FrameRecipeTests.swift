@@ -214,4 +214,51 @@ extension FrameRecipeTests {
         XCTAssertFalse(FrameRecipe.isRangeRefusal(cause("stream", 11, "souphttpsrc")))
         XCTAssertFalse(FrameRecipe.isRangeRefusal(nil))
     }
+    /// The first bytes of a file name its demuxer only beyond doubt: ISO media with video brands, EBML.
+    func testKnownContainersAreNamedByTheirFirstBytes() {
+        func ftyp(_ major: String, _ compatible: [String]) -> [UInt8] {
+            let body = Array(major.utf8) + [0, 0, 2, 0] + compatible.flatMap { Array($0.utf8) }
+            let size = 8 + body.count
+            return [0, 0, UInt8(size >> 8), UInt8(size & 0xFF)] + Array("ftyp".utf8) + body + Array("....".utf8)
+        }
+        XCTAssertEqual(FrameRecipe.demuxer(forFileStart: ftyp("isom", ["isom", "iso2", "avc1", "mp41"])), .isoMedia)
+        XCTAssertEqual(FrameRecipe.demuxer(forFileStart: ftyp("mp42", ["mp42", "isom"])), .isoMedia)
+        XCTAssertEqual(FrameRecipe.demuxer(forFileStart: ftyp("qt  ", ["qt  "])), .isoMedia)
+        XCTAssertNil(FrameRecipe.demuxer(forFileStart: ftyp("heic", ["mif1", "heic"])), "a HEIF picture")
+        XCTAssertNil(FrameRecipe.demuxer(forFileStart: ftyp("avif", ["avif", "mif1"])), "an AVIF picture")
+        XCTAssertNil(FrameRecipe.demuxer(forFileStart: ftyp("mp42", ["mp42", "mif1"])), "a picture brand anywhere")
+        XCTAssertEqual(FrameRecipe.demuxer(forFileStart: [0x1A, 0x45, 0xDF, 0xA3, 0x01, 0, 0, 0]), .matroska)
+        XCTAssertNil(FrameRecipe.demuxer(forFileStart: [0x47] + [UInt8](repeating: 0xFF, count: 187) + [0x47]), "TS")
+        XCTAssertNil(FrameRecipe.demuxer(forFileStart: Array(ftyp("isom", []).prefix(10))), "too short to tell")
+        XCTAssertNil(FrameRecipe.demuxer(forFileStart: [0, 0, 0, 8] + Array("ftypisom".utf8)), "a box too small")
+        XCTAssertNil(FrameRecipe.demuxer(forFileStart: [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 0, count: 8)))
+        XCTAssertNil(FrameRecipe.demuxer(forFileStart: []))
+    }
+
+    /// The libav plugin is preloaded for MP4 and Matroska, not for WebM (VP8/VP9/AV1) or unknown containers.
+    func testLibavIsExpectedForMP4AndMatroskaButNotWebM() {
+        let ebml: [UInt8] = [0x1A, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x86, 0x81, 0x01, 0x42, 0x82]
+        XCTAssertTrue(FrameRecipe.isLibavVideo(fileStart: ebml + [0x88] + Array("matroska".utf8)))
+        XCTAssertFalse(FrameRecipe.isLibavVideo(fileStart: ebml + [0x84] + Array("webm".utf8)))
+        XCTAssertTrue(FrameRecipe.isLibavVideo(fileStart: [0, 0, 0, 16] + Array("ftypisom\0\0\0\0".utf8)))
+        XCTAssertFalse(FrameRecipe.isLibavVideo(fileStart: [0xFF, 0xD8, 0xFF, 0xE0, 0, 0, 0, 0, 0, 0, 0, 0]))
+    }
+
+    /// The origin a seek before the first preroll takes: the first keyframe's stream time, or the segment's
+    /// start when the keyframe lies before it (the decoder clips or drops it), as the first decoded frame says.
+    func testTheFirstFrameTimeFollowsTheDecodersClipping() {
+        XCTAssertEqual(
+            FrameRecipe.firstFrameTime(keyframe: .zero, segmentStart: .zero, segmentTime: .zero), .zero)
+        XCTAssertEqual(
+            FrameRecipe.firstFrameTime(keyframe: .milliseconds(80), segmentStart: .zero, segmentTime: .zero),
+            .milliseconds(80), "a keyframe after the segment start is where the first frame is")
+        XCTAssertEqual(
+            FrameRecipe.firstFrameTime(
+                keyframe: .milliseconds(10_000), segmentStart: .milliseconds(10_000), segmentTime: .zero),
+            .zero, "a segment starting at the first timestamp")
+        XCTAssertEqual(
+            FrameRecipe.firstFrameTime(
+                keyframe: .milliseconds(0), segmentStart: .milliseconds(66), segmentTime: .milliseconds(500)),
+            .milliseconds(500), "clipped to the segment start, in stream time")
+    }
 }

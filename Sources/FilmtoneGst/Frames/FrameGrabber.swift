@@ -14,6 +14,8 @@ struct GrabbedFrame {
     var isStill: Bool
     /// Unreferenced pictures before an exact seek's target that were not decoded (see `ReferenceSkipper`).
     var skippedPictures: Int
+    /// The pipeline sought before its first preroll (`FirstSeekHold`): no first frame was decoded for nothing.
+    var soughtFirst = false
 }
 
 /// What to grab: one frame of `source` near `time`, fitted into `maxWidth`×`maxHeight`.
@@ -74,8 +76,10 @@ struct FrameGrabber {
     private func grab(watching formats: PictureFormatWatch, deadline: Deadline, readingForward: Bool) throws
         -> GrabbedFrame
     {
+        // Reading forward (a server without Range) plays from the start: nothing to seek first.
         let source = try OpenedFrameSource(
-            request, watching: formats, deadline: deadline, keeps: false, isCancelled: isCancelled)
+            request, watching: formats, deadline: deadline, keeps: false,
+            seekingFirstTo: readingForward ? nil : (request.time, request.tolerance), isCancelled: isCancelled)
         defer { source.stop() }
         return try source.frame(
             at: request.time, tolerance: request.tolerance, deadline: deadline, readingForward: readingForward,
@@ -112,13 +116,16 @@ final class OpenedFrameSource {
     private let inputs: DecoderInputs
     private let skipper: ReferenceSkipper
     private let early: EarlyFrameDrop?
-    /// The prerolled first frame: it answers a time at 0 (or within the tolerance of it) whatever came after.
-    private let first: Sample
+    /// The prerolled first frame: it answers a time at 0 (or within the tolerance of it) whatever came after. nil
+    /// when the pipeline sought before its first preroll (`FirstSeekHold`): it then answers only that time.
+    private let first: Sample?
+    /// The seek sent before the first preroll, not yet waited for: the seek plan's first step for that target.
+    private var firstSeek: (target: ClockTime, flags: SeekFlags)?
     /// The 0-based timeline; nil for a still image.
     let timeline: FrameRecipe.Timeline?
     var isStill: Bool { timeline == nil }
     /// The upright decoded size (what `videoflip` gives), 0×0 when unknown.
-    let decodedSize: (width: Int, height: Int)
+    private(set) var decodedSize: (width: Int, height: Int)
     private let keeps: Bool
     private var playing = false
     private var position: Position?
@@ -137,14 +144,23 @@ final class OpenedFrameSource {
 
     /// Builds the pipeline (no look: `request.look` is for the one-shot path only when `keeps` is false), prerolls
     /// it and reads its first frame, within `deadline`. `keeps`: the engine will ask again (forward steps on).
+    ///
+    /// `seekingFirstTo`: the one time (and tolerance) a one-shot grab will ask for. When the first frame does not
+    /// answer it and the file's demuxer is known, the pipeline seeks there before its first preroll
+    /// (`FirstSeekHold`) instead of decoding and converting a first frame that would be thrown away.
     init(
         _ request: FrameRequest, watching formats: PictureFormatWatch, deadline: Deadline, keeps: Bool,
-        isCancelled: () -> Bool
+        seekingFirstTo firstTime: (time: ClockTime, tolerance: ClockTime)? = nil, isCancelled: () -> Bool
     ) throws {
         self.request = request
         self.keeps = keeps
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
-        let pipeline = try Pipeline(launch: FrameRecipe.launchDescription(withLook: request.look != nil))
+        let demuxer = Self.knownDemuxer(of: request.source)
+        if let demuxer, demuxer.decodedByLibav {
+            GstRuntime.preloadInBackground(FrameRecipe.libavPlugin)
+        }
+        let pipeline = try Pipeline(
+            launch: FrameRecipe.launchDescription(withLook: request.look != nil, demuxer: demuxer.map(\.demuxer)))
         self.pipeline = pipeline
         formats.attach(to: pipeline)
         if let look = request.look {
@@ -173,9 +189,13 @@ final class OpenedFrameSource {
             early = nil
         }
 
-        let source = try pipeline.element(named: "src")
-        try source.setProperty("uri", .string(request.source.uri))
+        if let demuxer {
+            try pipeline.element(named: "source").setProperty("location", .string(demuxer.path))
+        } else {
+            try pipeline.element(named: "src").setProperty("uri", .string(request.source.uri))
+        }
         if request.source.isRemote {
+            let source = try pipeline.element(named: "src")
             RemoteSourceSetup.configure(
                 source, headers: request.headers,
                 timeoutMilliseconds: request.timeoutMilliseconds)
@@ -198,13 +218,46 @@ final class OpenedFrameSource {
         // to pull. Dropped, the sink prerolls on the first real frame.
         sink.element.staticPad("sink")?.dropGapEvents()
 
-        try pipeline.startPrerolling(remote: request.source.isRemote)
-        first = try Self.waitAndPull(
+        if let demuxer, !keeps, let firstTime,
+            !FrameRecipe.accepts(frame: .zero, duration: nil, target: firstTime.time, tolerance: firstTime.tolerance)
+        {
+            let hold = FirstSeekHold()
+            let demuxerElement = try pipeline.element(named: demuxer.demuxer.rawValue)
+            hold.attach(to: demuxerElement)
+            try pipeline.startPrerolling(remote: false)
+            let stall = LocalStallWatch.video(milliseconds: request.localStallMilliseconds, started: { hold.sawVideo })
+            if case .ready(let origin) = try Self.waitForFirstKeyframe(
+                pipeline, hold, deadline, request, stall: stall, isCancelled: isCancelled)
+            {
+                let timeline = FrameRecipe.Timeline(origin: origin)
+                // The early refusal of a time past the end, as `frame(at:)` makes it once prerolled.
+                if origin == .zero, let duration = hold.duration(of: demuxerElement), firstTime.time >= duration {
+                    throw FilmtoneError(
+                        .decodeFailed,
+                        "time \(firstTime.time.milliseconds) ms is past the end (\(duration.milliseconds) ms)")
+                }
+                let target = timeline.streamTime(of: firstTime.time)
+                let flags = FrameRecipe.seekPlan(tolerance: firstTime.tolerance)[0]
+                guard hold.seek(in: demuxerElement, to: target, flags: flags) else {
+                    throw FilmtoneError(.decodeFailed, "seek to \(firstTime.time.milliseconds) ms was refused")
+                }
+                self.timeline = timeline
+                first = nil
+                firstSeek = (target, flags)
+                decodedSize = (0, 0)  // known once the frame sought is prerolled
+                opened = true
+                return
+            }
+            // No keyframe before the end: the preroll ends without a frame, and waiting for it says so.
+        } else {
+            try pipeline.startPrerolling(remote: request.source.isRemote)
+        }
+        let first = try Self.waitAndPull(
             pipeline, sink, deadline, request, what: "first frame",
             stall: .video(milliseconds: request.localStallMilliseconds, started: { sawCaps.isSet() }),
             isCancelled: isCancelled)
-        let upright = try pipeline.element(named: "flip").staticPad("src")?.currentCaps?.video
-        decodedSize = (upright?.width ?? 0, upright?.height ?? 0)
+        self.first = first
+        decodedSize = Self.uprightSize(pipeline)
         if first.caps?.video?.isStill == true {
             timeline = nil
         } else {
@@ -219,6 +272,57 @@ final class OpenedFrameSource {
 
     deinit { pipeline.stop() }
 
+    /// The prerolled first frame; only a pipeline that sought before its first preroll has none, and it is asked
+    /// for its one time only.
+    private func prerolledFirst() throws -> Sample {
+        guard let first else { throw FilmtoneError(.internalError, "no first frame: the pipeline sought first") }
+        return first
+    }
+
+    /// What `videoflip` gives: the upright decoded size, 0×0 before any caps.
+    private static func uprightSize(_ pipeline: Pipeline) -> (width: Int, height: Int) {
+        let upright = (try? pipeline.element(named: "flip"))?.staticPad("src")?.currentCaps?.video
+        return (upright?.width ?? 0, upright?.height ?? 0)
+    }
+
+    /// Before a seek sent ahead of the first preroll: waits until the held demuxer pad has given its first keyframe
+    /// (or ended without one), within the deadline, with the local-stall rule, cancellation and the bus's errors
+    /// (an audio-only file fails here: nothing links its pads).
+    private static func waitForFirstKeyframe(
+        _ pipeline: Pipeline, _ hold: FirstSeekHold, _ deadline: Deadline, _ request: FrameRequest,
+        stall: LocalStallWatch, isCancelled: () -> Bool
+    ) throws -> FirstSeekHold.Outcome {
+        let stallDeadline = Deadline(after: stall.milliseconds)
+        while true {
+            if let outcome = hold.outcome { return outcome }
+            if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
+            if deadline.hasPassed { throw sourceFailure(request, timeoutMessage(request, "first frame")) }
+            if stallDeadline.hasPassed, !stall.started() { throw FilmtoneError(.decodeFailed, stall.failure) }
+            if case .error(let cause)? = pipeline.bus.pop(
+                timeout: deadline.remaining(cap: .milliseconds(1)), kinds: [.error])
+            {
+                throw ErrorClassifier.classify(cause, remote: false)
+            }
+        }
+    }
+
+    /// A local file's demuxer when its first bytes name its container (`FrameRecipe.demuxer(forFileStart:)`); nil
+    /// for a remote source, an unreadable start (the pipeline then reports it) or any other container.
+    /// `FTGST_NO_KNOWN_DEMUXER=1` type-finds every file (and so prerolls before seeking): a diagnostic switch, and
+    /// how the tests prove that the frame returned is identical either way.
+    private static func knownDemuxer(of source: MediaSource)
+        -> (demuxer: FrameRecipe.Demuxer, path: String, decodedByLibav: Bool)?
+    {
+        guard ProcessInfo.processInfo.environment["FTGST_NO_KNOWN_DEMUXER"] != "1" else { return nil }
+        guard case .local(let path) = source, let file = try? POSIXFile(path: path, flags: O_RDONLY) else {
+            return nil
+        }
+        var start = [UInt8](repeating: 0, count: 64)
+        let count = start.withUnsafeMutableBytes { (try? file.read(into: $0)) ?? 0 }
+        let bytes = Array(start.prefix(count))
+        return FrameRecipe.demuxer(forFileStart: bytes).map { ($0, path, FrameRecipe.isLibavVideo(fileStart: bytes)) }
+    }
+
     /// Stops the pipeline (state NULL): its threads end; the object may then go.
     func stop() {
         pipeline.stop()
@@ -231,10 +335,22 @@ final class OpenedFrameSource {
         at time: ClockTime, tolerance: ClockTime, deadline: Deadline, readingForward: Bool = false,
         isCancelled: () -> Bool
     ) throws -> GrabbedFrame {
-        guard let timeline else { return try frame(from: first, time: .zero, still: true) }
+        guard let timeline else { return try frame(from: try prerolledFirst(), time: .zero, still: true) }
+        let target = timeline.streamTime(of: time)
+        if let sent = firstSeek {
+            // Sought before the first preroll: that seek answers its own time; another waits for it first.
+            if sent.target == target && sent.flags == FrameRecipe.seekPlan(tolerance: tolerance)[0] {
+                let (sample, start) = try seek(to: target, time: time, tolerance: tolerance, deadline, isCancelled)
+                decodedSize = Self.uprightSize(pipeline)
+                return try frame(from: sample, time: timeline.time(ofStreamTime: start), still: false)
+            }
+            _ = try waitAndPull(deadline, what: "frame at \(time.milliseconds) ms", isCancelled)
+            firstSeek = nil
+            decodedSize = Self.uprightSize(pipeline)
+        }
         // The prerolled frame answers only when it starts at the target or within the tolerance: its duration
         // does not prove it is still on screen at the target (`FrameRecipe.needsNextFrame`).
-        if FrameRecipe.accepts(frame: .zero, duration: nil, target: time, tolerance: tolerance) {
+        if let first, FrameRecipe.accepts(frame: .zero, duration: nil, target: time, tolerance: tolerance) {
             return try frame(from: first, time: .zero, still: false)
         }
 
@@ -252,7 +368,6 @@ final class OpenedFrameSource {
             }
             return try readForward(to: time, tolerance: tolerance, deadline, timeline: timeline, isCancelled)
         }
-        let target = timeline.streamTime(of: time)
         isUsable = false  // until this seek or step succeeds
         var answer: (Sample, ClockTime)? = nil
         if keeps, let position, !request.allIntra,
@@ -271,7 +386,7 @@ final class OpenedFrameSource {
     /// prerolled frame.
     func keyframe(before time: ClockTime, deadline: Deadline, isCancelled: () -> Bool) throws -> GrabbedFrame {
         guard let timeline, time > .zero, pipeline.isSeekable() else {
-            return try frame(from: first, time: .zero, still: timeline == nil)
+            return try frame(from: try prerolledFirst(), time: .zero, still: timeline == nil)
         }
         try readyToSeek()
         isUsable = false  // until the seek succeeds
@@ -308,8 +423,12 @@ final class OpenedFrameSource {
         try readyToSeek()
         for flags in FrameRecipe.seekPlan(tolerance: tolerance) {
             seekCount += 1
-            guard pipeline.seek(to: target, flags: flags) else {
-                throw sourceFailure("seek to \(time.milliseconds) ms was refused")
+            if let sent = firstSeek, sent.target == target, sent.flags == flags {
+                firstSeek = nil  // sent before the first preroll, which now completes on its frame
+            } else {
+                guard pipeline.seek(to: target, flags: flags) else {
+                    throw sourceFailure("seek to \(time.milliseconds) ms was refused")
+                }
             }
             var sample = try waitAndPull(deadline, what: what, isCancelled)
             var start = try realStart(of: sample)
@@ -553,7 +672,8 @@ final class OpenedFrameSource {
             }
             return RGBImage(width: view.width, height: view.height, pixels: pixels)
         }
-        return GrabbedFrame(image: image, time: time, isStill: still, skippedPictures: skipper.skippedCount)
+        return GrabbedFrame(
+            image: image, time: time, isStill: still, skippedPictures: skipper.skippedCount, soughtFirst: first == nil)
     }
 }
 
