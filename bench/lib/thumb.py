@@ -54,6 +54,14 @@ def ffmpeg_cmd(clip, tmp, name, photo=False):
             os.path.join(tmp, f"{name}.jpg")]
 
 
+def floor_cmd(clip, pictures):
+    """GStreamer's own decode of the pictures an exact seek decodes (the keyframe before the target up to the
+    target), with nothing else: no ftgst, no conversion, scaling or encoding. The floor any GStreamer-based
+    thumbnailer with the same decoder stands on."""
+    return ["gst-launch-1.0", "-q", "filesrc", f"location={clip}", "!", "qtdemux", "!", "h264parse", "!",
+            "avdec_h264", "!", "fakevideosink", "sync=false", f"num-buffers={pictures}"]
+
+
 def probe_clip(clip):
     """Frame count, size and keyframe times of the clip's video stream (via ffprobe)."""
     try:
@@ -154,6 +162,11 @@ def main():
         # How much an exact seek must decode: from the last keyframe at or before the seek point.
         last_key = max(k for k in clipinfo["keyframes_s"] if k <= seek_s + 1e-6)
         clipinfo["decode_from_s"] = last_key
+        if not clipinfo["duration_s"]:
+            fail(f"clip {clip} has no duration")
+        fps = clipinfo["frames"] / clipinfo["duration_s"]
+        # The pictures from the keyframe at 0 up to and including the one on screen at the target.
+        clipinfo["pictures_to_target"] = int(round((seek_s - last_key) * fps)) + 1 if last_key == 0 else None
 
     tmp = tempfile.mkdtemp(prefix="ftgst-bench-thumb-")
     machine = benchlib.machine_info()
@@ -164,10 +177,22 @@ def main():
     }
 
     samples = {"ftgst": [], "ffmpeg": []}
+    # The decode floor runs only where it is the same pictures from the file's start (the keyframe at 0).
+    floor = None if photo or not clipinfo.get("pictures_to_target") else floor_cmd(clip, clipinfo["pictures_to_target"])
+    if floor:
+        samples["gst-decode"] = []
     sizes = {}
     outputs = {}
 
     def one(side, name, record):
+        if side == "gst-decode":
+            s = benchlib.timed_run(floor)
+            if s.returncode != 0:
+                fail(f"the decode floor failed (status {s.returncode}): {benchlib.shell_join(floor)}\n"
+                     f"  stderr: {s.stderr.strip()[-1000:]}", tmp)
+            if record:
+                samples[side].append(s)
+            return s
         if side == "ftgst":
             cmd = ftgst_cmd(ftgst, clip, tmp, name, photo)
             before = benchlib.list_files(tmp)
@@ -207,9 +232,13 @@ def main():
                      f"ftgst may not be showing {what}")
     if psnr_note:
         log("bench/thumb: WARNING: " + psnr_note)
+    if floor:
+        one("gst-decode", "floor-warmup", False)
     for i in range(1, a.runs + 1):
         f = one("ftgst", f"run-{i}", True)
         g = one("ffmpeg", f"ff-{i}", True)
+        if floor:
+            one("gst-decode", f"floor-{i}", True)
         log(f"  run {i}/{a.runs}: ftgst {f.wall_s * 1000:7.1f} ms {f.rss_kib / 1024:6.1f} MiB   "
             f"ffmpeg {g.wall_s * 1000:7.1f} ms {g.rss_kib / 1024:6.1f} MiB")
 
@@ -219,11 +248,21 @@ def main():
             "wall_ms": benchlib.summary([round(s.wall_s * 1000, 2) for s in ss]),
             "peak_rss_mib": benchlib.summary([round(s.rss_kib / 1024, 2) for s in ss]),
             "cpu_ms": benchlib.summary([round((s.user_s + s.sys_s) * 1000, 1) for s in ss]),
-            "output_size": list(sizes[side]),
         }
+        if side in sizes:
+            results[side]["output_size"] = list(sizes[side])
     wall_ratio = results["ftgst"]["wall_ms"]["median"] / results["ffmpeg"]["wall_ms"]["median"]
     rss_ratio = results["ftgst"]["peak_rss_mib"]["median"] / results["ffmpeg"]["peak_rss_mib"]["median"]
     verdict = lambda r, t: "PASS" if r <= t else "MISS"  # noqa: E731
+    floor_ratios = None
+    if floor:
+        f = results["gst-decode"]
+        floor_ratios = {
+            "command": benchlib.shell_join(floor),
+            "pictures": clipinfo["pictures_to_target"],
+            "wall_vs_ffmpeg": round(f["wall_ms"]["median"] / results["ffmpeg"]["wall_ms"]["median"], 3),
+            "peak_rss_vs_ffmpeg": round(f["peak_rss_mib"]["median"] / results["ffmpeg"]["peak_rss_mib"]["median"], 3),
+        }
 
     templates = {
         "ftgst": benchlib.shell_join(ftgst_cmd(ftgst, clip, "@TMP@", "run-@I@", photo)),
@@ -251,6 +290,7 @@ def main():
         "thumbnail_psnr_db": (None if psnr is None else ("inf" if psnr == float("inf") else round(psnr, 2))),
         "warnings": [psnr_note] if psnr_note else [],
         "ratios": {"wall": round(wall_ratio, 3), "peak_rss": round(rss_ratio, 3)},
+        "floor": floor_ratios,
         "targets": {
             "wall": {"max_ratio": targets["wall"], "verdict": verdict(wall_ratio, targets["wall"])},
             "peak_rss": {"max_ratio": targets["peak_rss"], "verdict": verdict(rss_ratio, targets["peak_rss"])},
@@ -269,7 +309,7 @@ def main():
     def row(side):
         r = results[side]
         w = r["wall_ms"]
-        return (f"  {side:<7} {w['median']:9.1f} {w['min']:9.1f} {w['max']:9.1f}   "
+        return (f"  {side:<10} {w['median']:9.1f} {w['min']:9.1f} {w['max']:9.1f}   "
                 f"{r['peak_rss_mib']['median']:9.1f}   {r['cpu_ms']['median']:9.1f}")
 
     out = []
@@ -302,11 +342,18 @@ def main():
     out.append(f"  {'':<7} {'(median)':>9} {'':>9} {'':>9}   {'(median)':>9}   {'(median)':>9}")
     out.append(row("ftgst"))
     out.append(row("ffmpeg"))
+    if floor:
+        out.append(row("gst-decode"))
     out.append("")
     out.append(f"  ftgst/ffmpeg  wall {wall_ratio:5.2f}  (target <= {targets['wall']:.2f})  "
                f"{report['targets']['wall']['verdict']}")
     out.append(f"  ftgst/ffmpeg  RSS  {rss_ratio:5.2f}  (target <= {targets['peak_rss']:.2f})  "
                f"{report['targets']['peak_rss']['verdict']}")
+    if floor:
+        out.append(f"  gst-decode = {floor_ratios['command']}")
+        out.append(f"    (GStreamer decoding the {floor_ratios['pictures']} pictures an exact seek decodes, nothing else)")
+        out.append(f"  gst-decode/ffmpeg  wall {floor_ratios['wall_vs_ffmpeg']:5.2f}  "
+                   f"RSS {floor_ratios['peak_rss_vs_ffmpeg']:5.2f}")
     if psnr_note:
         out.append(f"  WARNING: {psnr_note}; the figures above may not compare like with like")
     print("\n".join(out))
