@@ -56,7 +56,8 @@ package final class Caps: CustomStringConvertible, @unchecked Sendable {
         let format = GLib.borrowString(gst_structure_get_string(structure, "format"))
         return VideoCapsInfo(
             mediaType: mediaType, format: format, width: Int(width), height: Int(height),
-            pixelAspect: Fraction(Int(parN), Int(max(1, parD))), frameRate: Fraction(Int(fpsN), Int(max(1, fpsD))))
+            pixelAspect: Fraction(Int(parN), Int(max(1, parD))), frameRate: Fraction(Int(fpsN), Int(max(1, fpsD))),
+            colorimetry: GLib.borrowString(gst_structure_get_string(structure, "colorimetry")))
     }
 }
 
@@ -80,6 +81,8 @@ package struct VideoCapsInfo: Sendable, Equatable {
     package var height: Int
     package var pixelAspect: Fraction
     package var frameRate: Fraction
+    /// The caps' `colorimetry` string as GStreamer writes it (`bt709`, `bt2100-pq`, `2:6:14:7`); nil when absent.
+    package var colorimetry: String? = nil
     /// A still image: GStreamer's image decoders announce a 0/1 frame rate.
     package var isStill: Bool { frameRate.numerator == 0 }
 }

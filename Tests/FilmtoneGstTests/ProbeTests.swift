@@ -285,7 +285,7 @@ final class ProbeTests: XCTestCase {
             "frameRate":"30/1","frameCount":60,"bitDepth":8,"chromaFormat":"4:2:0","colorimetry":{"primaries":"bt709",\
             "transfer":"bt709","matrix":"bt709","range":"limited"},"hdr":"none"},"audio":{"codec":"aac","channels":2,\
             "sampleRate":44100},"inputTransform":{"policy":"passthrough","reason":"SDR (transfer bt709, primaries \
-            bt709): no input transform needed"}}
+            bt709): no input transform needed","applied":"none"}}
             """)
     }
 

@@ -25,6 +25,9 @@ struct FrameRequest {
     var maxWidth: Int
     var maxHeight: Int
     var timeoutMilliseconds: Int64
+    /// PQ and HLG sources are tone-mapped to SDR BT.709 (`FrameRecipe.toneMap`); false: their codes are shown
+    /// as they are (`--tone-map off`).
+    var toneMap = true
     /// A look applied by `ftlut` after scaling (previews); nil for plain thumbnails.
     var look: LookSettings? = nil
     /// How long a local file may take to produce its first caps before it counts as stalled (see
@@ -36,6 +39,7 @@ struct FrameRequest {
     /// Every picture is a keyframe (a mezzanine's MJPEG): a seek is one decode, so a kept pipeline always seeks
     /// and never steps forward (decoding every picture in between costs more).
     var allIntra = false
+    /// PQ and HLG sources are tone-mapped to SDR BT.709 (`FrameRecipe.toneMap`); false: their codes are shown
     /// The fitted height is rounded to an even number (`FrameRecipe.outputSize`): storyboard tiles.
     var evenHeight = false
 }
@@ -186,7 +190,22 @@ final class OpenedFrameSource {
         let maxHeight = request.maxHeight
         let fixedSize = request.outputSize
         let evenHeight = request.evenHeight
-        try pipeline.fitScaledSize { info in
+        let toneMapEnabled = request.toneMap
+        let rgbFilter = try pipeline.element(named: "rgb")
+        let toneMapFilter = try pipeline.element(named: "tonemap")
+        // Before the caps go on, for each upright caps: the tone map's input slot and the `rgb` filter's format, so
+        // the converter after `flip` negotiates 16-bit RGB for a PQ or HLG source (the table is built on the first
+        // frame the element sees: a property set while PAUSED makes `ftlut` load again).
+        let toneMapFormat: @Sendable (VideoCapsInfo) -> String = { info in
+            let transfer = FrameRecipe.toneMap(colorimetry: info.colorimetry, enabled: toneMapEnabled)
+            let format = transfer == nil ? "RGB" : FrameRecipe.deepFormat
+            if let caps = try? Caps(parsing: "video/x-raw,format=\(format)") {
+                try? rgbFilter.setProperty("caps", .caps(caps))
+            }
+            try? toneMapFilter.setProperty("tone-map", .string(transfer?.rawValue ?? ""))
+            return format
+        }
+        try pipeline.fitScaledSize(format: toneMapFormat) { info in
             sawCaps.set()
             return fixedSize
                 ?? FrameRecipe.outputSize(

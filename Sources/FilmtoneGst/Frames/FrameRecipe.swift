@@ -1,4 +1,5 @@
 import FilmtoneElements
+import FilmtoneLooks
 import Foundation
 import GstKit
 
@@ -16,14 +17,37 @@ enum FrameRecipe {
     /// `uri` and the look's settings are set as properties afterwards, never spliced into this text. The first
     /// `videoconvert` is named `decoded`: a kept pipeline drops the frames it steps over at its input
     /// (`EarlyFrameDrop`), before anything but their decoding was spent on them.
+    ///
+    /// HDR to SDR: `tonemap` is an `ftlut` whose input slot the upright caps fill (`toneMap(colorimetry:enabled:)`)
+    /// with a generated tone map. For an SDR source it is in pass-through and the `rgb` and `size` filters say
+    /// RGB, so the `videoconvert` after it passes through too: the same pixels as without it. For a PQ or HLG
+    /// source both filters are set to `deepFormat` (16-bit RGB) with the size, so the 10 bits decoded reach the
+    /// tone curve whole, scaled; only after it are they reduced to 8-bit RGB.
     static func launchDescription(withLook: Bool) -> String {
         """
         uridecodebin name=src ! videoconvert name=decoded ! videoflip name=flip video-direction=auto \
-        ! videoconvert ! video/x-raw,format=RGB ! videoscale method=lanczos \
+        ! videoconvert ! capsfilter name=rgb caps=video/x-raw,format=RGB ! videoscale method=lanczos \
         ! capsfilter name=size caps=video/x-raw,format=RGB,pixel-aspect-ratio=1/1 \
+        ! \(LUTFilterElement.factoryName) name=tonemap ! videoconvert ! video/x-raw,format=RGB \
         \(withLook ? "! \(LUTFilterElement.factoryName) name=look " : "")\
         ! appsink name=sink sync=false max-buffers=1 enable-last-sample=false
         """
+    }
+
+    /// The format of the `rgb` and `size` filters when a tone map is applied: 16-bit RGB, which videoconvert,
+    /// videoscale (lanczos) and `ftlut` (`LUTKernel16`) all take.
+    static let deepFormat = "RGBA64_LE"
+
+    /// The tone map for upright caps' `colorimetry` string: PQ or HLG by its transfer (`bt2100-pq`,
+    /// `bt2100-hlg`, or the numeric form), when `enabled`; nil for anything else. The BT.2020 primaries HDR10
+    /// and HLG broadcast use are assumed (`ToneMap`).
+    static func toneMap(colorimetry: String?, enabled: Bool) -> ToneMap.Transfer? {
+        guard enabled, let report = colorimetry.flatMap(ProbeRules.colorimetry(parsing:)) else { return nil }
+        switch ProbeRules.hdr(transfer: report.transfer) {
+        case .pq: return .pq
+        case .hlg: return .hlg
+        case .none: return nil
+        }
     }
 
     /// The output size for a frame of `width`×`height` coded pixels with `pixelAspect`: the display size
@@ -43,9 +67,9 @@ enum FrameRecipe {
         return (scaledWidth, max(2, 2 * Int((displayHeight * scale / 2).rounded())))
     }
 
-    /// The capsfilter's caps once the upright input size is known.
-    static func outputCaps(width: Int, height: Int) -> String {
-        "video/x-raw,format=RGB,width=\(width),height=\(height),pixel-aspect-ratio=1/1"
+    /// The capsfilter's caps once the upright input size is known (`format`: `deepFormat` for a tone map).
+    static func outputCaps(width: Int, height: Int, format: String = "RGB") -> String {
+        "video/x-raw,format=\(format),width=\(width),height=\(height),pixel-aspect-ratio=1/1"
     }
 
     /// Whether a decoded frame at stream time `frame` (lasting `duration`) answers a request for `target` with

@@ -94,15 +94,20 @@ extension Pipeline {
     /// orientation tag can renegotiate them once), `size` gets the output size for them, and the capsfilter
     /// named `filter` is set to it. Scaling then happens in the pipeline, from the display size. `size` runs on
     /// the streaming thread. Used by the frame grabber and the mezzanine builder.
+    /// `format`: the filter's pixel format for the caps, asked first on each caps (the frame grabber sets its
+    /// tone map there too and answers 16-bit RGB for one); RGB unless said.
     func fitScaledSize(
         flip: String = "flip", filter: String = "size",
+        format: @escaping @Sendable (VideoCapsInfo) -> String = { _ in "RGB" },
         _ size: @escaping @Sendable (VideoCapsInfo) -> (width: Int, height: Int)
     ) throws {
         let sizeFilter = try element(named: filter)
         try element(named: flip).staticPad("src")?.onCapsEvent { caps in
             guard let info = caps.video, info.width > 0, info.height > 0 else { return }
+            let pixelFormat = format(info)
             let output = size(info)
-            if let target = try? Caps(parsing: FrameRecipe.outputCaps(width: output.width, height: output.height)) {
+            let text = FrameRecipe.outputCaps(width: output.width, height: output.height, format: pixelFormat)
+            if let target = try? Caps(parsing: text) {
                 try? sizeFilter.setProperty("caps", .caps(target))
             }
         }
