@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// HDR to SDR as a look's input transform: PQ (SMPTE ST 2084) or HLG (ARIB STD-B67) R'G'B' with BT.2020 primaries
@@ -89,44 +90,63 @@ public struct ToneMap: Equatable, Sendable {
     /// BT.2390's EETF on a luminance in cd/m²: the same value below the knee, then a Hermite spline reaching
     /// `targetPeak` at `sourcePeak`; black is kept at 0 (no lift). Monotonic, and continuous with its slope at the
     /// knee.
-    public func eetf(_ nits: Double) -> Double {
-        let sourceMax = Self.linearToPQ(sourcePeak / 10000)
-        let e1 = min(Self.linearToPQ(max(nits, 0) / 10000) / sourceMax, 1)
-        let maxLum = Self.linearToPQ(targetPeak / 10000) / sourceMax
-        let ks = 1.5 * maxLum - 0.5
-        var e2 = e1
-        if e1 > ks && ks < 1 {
-            let t = (e1 - ks) / (1 - ks)
-            let (t2, t3) = (t * t, t * t * t)
-            e2 =
-                (2 * t3 - 3 * t2 + 1) * ks + (t3 - 2 * t2 + t) * (1 - ks) + (-2 * t3 + 3 * t2) * maxLum
+    public func eetf(_ nits: Double) -> Double { Curve(self).eetf(nits) }
+
+    /// What the EETF needs of the peaks, in the PQ domain, computed once for a table's nodes.
+    struct Curve {
+        let sourceMax: Double
+        let maxLum: Double
+        let knee: Double
+
+        init(_ map: ToneMap) {
+            sourceMax = ToneMap.linearToPQ(map.sourcePeak / 10000)
+            maxLum = ToneMap.linearToPQ(map.targetPeak / 10000) / sourceMax
+            knee = 1.5 * maxLum - 0.5
         }
-        return Self.pqToLinear(e2 * sourceMax) * 10000
+
+        func eetf(_ nits: Double) -> Double {
+            let e1 = min(ToneMap.linearToPQ(max(nits, 0) / 10000) / sourceMax, 1)
+            var e2 = e1
+            if e1 > knee && knee < 1 {
+                let t = (e1 - knee) / (1 - knee)
+                let (t2, t3) = (t * t, t * t * t)
+                e2 = (2 * t3 - 3 * t2 + 1) * knee + (t3 - 2 * t2 + t) * (1 - knee) + (-2 * t3 + 3 * t2) * maxLum
+            }
+            return ToneMap.pqToLinear(e2 * sourceMax) * 10000
+        }
     }
 
-    /// Display light (cd/m², BT.2020 primaries) of one R'G'B' code triple.
-    func displayLight(_ code: SIMD3<Double>) -> SIMD3<Double> {
+    /// Display light (cd/m², BT.2020 primaries) of one channel's code, before the OOTF for HLG: PQ's EOTF, or
+    /// HLG's inverse OETF (scene light 0…1).
+    func channelLight(_ code: Double) -> Double {
         switch transfer {
-        case .pq:
-            return SIMD3(Self.pqToLinear(code.x), Self.pqToLinear(code.y), Self.pqToLinear(code.z)) * 10000
-        case .hlg:
-            let scene = SIMD3(Self.hlgToScene(code.x), Self.hlgToScene(code.y), Self.hlgToScene(code.z))
-            // BT.2100's OOTF: Fd = Lw · Ys^(γ−1) · E, Ys the scene luminance with BT.2020 weights.
-            let ys = 0.2627 * scene.x + 0.6780 * scene.y + 0.0593 * scene.z
-            let gain = ys > 0 ? pow(ys, 1.2 - 1) : 0
-            return scene * (Self.hlgDisplayPeak * gain)
+        case .pq: return Self.pqToLinear(code) * 10000
+        case .hlg: return Self.hlgToScene(code)
         }
+    }
+
+    /// Display light (cd/m², BT.2020 primaries) from `channelLight` of the three channels: for HLG, BT.2100's OOTF
+    /// Fd = Lw · Ys^(γ−1) · E, Ys the scene luminance with BT.2020 weights.
+    func displayLight(channels: SIMD3<Double>) -> SIMD3<Double> {
+        guard transfer == .hlg else { return channels }
+        let ys = 0.2627 * channels.x + 0.6780 * channels.y + 0.0593 * channels.z
+        let gain = ys > 0 ? pow(ys, 1.2 - 1) : 0
+        return channels * (Self.hlgDisplayPeak * gain)
     }
 
     /// The SDR BT.709 R'G'B' (0…1) for one HDR R'G'B' code triple (0…1): the steps of the type's summary.
     public func apply(_ code: SIMD3<Double>) -> SIMD3<Double> {
-        let light = displayLight(code)
+        let channels = SIMD3(channelLight(code.x), channelLight(code.y), channelLight(code.z))
+        return sdr(light: displayLight(channels: channels), Curve(self))
+    }
+
+    /// Steps 2 to 4 on display light.
+    func sdr(light: SIMD3<Double>, _ curve: Curve) -> SIMD3<Double> {
         let m = Self.bt2020ToBT709
-        var rgb = SIMD3(
-            (m[0] * light).sum(), (m[1] * light).sum(), (m[2] * light).sum())
+        var rgb = SIMD3((m[0] * light).sum(), (m[1] * light).sum(), (m[2] * light).sum())
         rgb = rgb.replacing(with: 0, where: rgb .< 0)
         let peak = rgb.max()
-        if peak > 0 { rgb *= eetf(peak) / peak }
+        if peak > 0 { rgb *= curve.eetf(peak) / peak }
         rgb /= targetPeak
         return SIMD3(Self.linearToBT709(rgb.x), Self.linearToBT709(rgb.y), Self.linearToBT709(rgb.z))
     }
@@ -144,24 +164,30 @@ public struct ToneMap: Equatable, Sendable {
     private static let hlgTable = ToneMap(transfer: .hlg).cubeLUT()
 
     /// The whole transform as a 3D `.cube`-style table over 0…1 R'G'B' (`tableSize`³ nodes, red fastest), for a
-    /// look's input slot. ≈ 275 k evaluations of `apply` for 65³, a few tens of ms, once per pipeline.
+    /// look's input slot: `apply` at every node, with each axis's light decoded once (a node's channels take only
+    /// `tableSize` values) and the EETF's constants once; blue slices in parallel. ≈ 275 k nodes for 65³.
     public func cubeLUT() -> CubeLUT {
         let n = max(2, tableSize)
-        var values = [Double](repeating: 0, count: n * n * n * 3)
-        let scale = 1 / Double(n - 1)
-        values.withUnsafeMutableBufferPointer { out in
-            var index = 0
-            for b in 0..<n {
+        let axis = (0..<n).map { channelLight(Double($0) / Double(n - 1)) }
+        let curve = Curve(self)
+        let slice = n * n * 3
+        let values = [Double](unsafeUninitializedCapacity: n * slice) { buffer, count in
+            let base = buffer.baseAddress!
+            // Each iteration writes its own blue slice: no two threads touch the same element.
+            nonisolated(unsafe) let out = base
+            DispatchQueue.concurrentPerform(iterations: n) { b in
+                var index = b * slice
                 for g in 0..<n {
                     for r in 0..<n {
-                        let result = apply(SIMD3(Double(r), Double(g), Double(b)) * scale)
-                        out[index] = result.x
-                        out[index + 1] = result.y
-                        out[index + 2] = result.z
+                        let result = sdr(light: displayLight(channels: SIMD3(axis[r], axis[g], axis[b])), curve)
+                        (out + index).initialize(to: result.x)
+                        (out + index + 1).initialize(to: result.y)
+                        (out + index + 2).initialize(to: result.z)
                         index += 3
                     }
                 }
             }
+            count = n * slice
         }
         let table = CubeLUT.Table3D(
             size: n, domainMin: SIMD3(repeating: 0), domainMax: SIMD3(repeating: 1), values: values)
