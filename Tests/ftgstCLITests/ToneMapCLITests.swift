@@ -153,6 +153,57 @@ final class ToneMapCLITests: XCTestCase {
         XCTAssertEqual(FileManager.default.contents(atPath: onAgain), FileManager.default.contents(atPath: on))
     }
 
+    /// A mezzanine of a PQ source holds it tone-mapped: a preview read from it is as close to ffmpeg's tone map
+    /// as one from the source. With `--tone-map off` the mezzanine is not read (it could not show the codes).
+    func testAMezzanineOfAPQSourceIsToneMapped() throws {
+        let video = try TestEnvironment.fixture("hdr-pq.mp4")
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let store = folder.appendingPathComponent("mezzanines").path
+        let built = try Run.ftgst(["mezzanine", video, "--mezzanine-dir", store, "--max-width", "640"])
+        XCTAssertEqual(built.status, 0, built.stderr)
+        let reference = try reference(video, toneMapped: true)
+        for setting in ["on", "off"] {
+            let output = folder.appendingPathComponent("\(setting).png").path
+            let run = try Run.ftgst([
+                "preview", video, "-o", output, "--time-ms", "500", "--max-width", "640", "--mezzanine-dir", store,
+                "--tone-map", setting,
+            ])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertEqual(try run.json()["mezzanine"] as? Bool, setting == "on", setting)
+            let differences = channelDifferences(try DecodedImage.read(output), reference)
+            for channel in 0..<3 {
+                if setting == "on" {
+                    XCTAssertLessThan(differences[channel], 8, "from the mezzanine: \(differences)")
+                } else {
+                    XCTAssertGreaterThan(differences[channel], 12, "off, from the source: \(differences)")
+                }
+            }
+        }
+    }
+
+    /// The desktop thumbnailer (no option: always on) gives the tone-mapped picture `thumb --time auto` gives,
+    /// not the washed-out one the file managers' thumbnailers show.
+    func testTheDesktopThumbnailerToneMaps() throws {
+        let video = try TestEnvironment.fixture("hdr-pq.mp4")
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let entry = folder.appendingPathComponent("entry.png").path
+        let run = try Run.ftgst(["thumbnailer", "-i", video, "-o", entry, "-s", "256"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        var pictures: [DecodedImage] = []
+        for setting in ["on", "off"] {
+            let output = folder.appendingPathComponent("\(setting).png").path
+            let thumb = try Run.ftgst([
+                "thumb", video, "--time", "auto", "--max-width", "256", "--max-height", "256", "--format", "png",
+                "--tone-map", setting, "-o", output,
+            ])
+            XCTAssertEqual(thumb.status, 0, thumb.stderr)
+            pictures.append(try DecodedImage.read(output))
+        }
+        let picture = try DecodedImage.read(entry)
+        XCTAssertLessThan(picture.meanDifference(pictures[0]), 1, "the thumbnailer's picture is tone-mapped")
+        XCTAssertGreaterThan(picture.meanDifference(pictures[1]), 15)
+    }
+
     // MARK: - Cache keys, probe, errors
 
     /// The same cache name asked again with the other setting is rebuilt, not returned from the cache.

@@ -190,22 +190,7 @@ final class OpenedFrameSource {
         let maxHeight = request.maxHeight
         let fixedSize = request.outputSize
         let evenHeight = request.evenHeight
-        let toneMapEnabled = request.toneMap
-        let rgbFilter = try pipeline.element(named: "rgb")
-        let toneMapFilter = try pipeline.element(named: "tonemap")
-        // Before the caps go on, for each upright caps: the tone map's input slot and the `rgb` filter's format, so
-        // the converter after `flip` negotiates 16-bit RGB for a PQ or HLG source (the table is built on the first
-        // frame the element sees: a property set while PAUSED makes `ftlut` load again).
-        let toneMapFormat: @Sendable (VideoCapsInfo) -> String = { info in
-            let transfer = FrameRecipe.toneMap(colorimetry: info.colorimetry, enabled: toneMapEnabled)
-            let format = transfer == nil ? "RGB" : FrameRecipe.deepFormat
-            if let caps = try? Caps(parsing: "video/x-raw,format=\(format)") {
-                try? rgbFilter.setProperty("caps", .caps(caps))
-            }
-            try? toneMapFilter.setProperty("tone-map", .string(transfer?.rawValue ?? ""))
-            return format
-        }
-        try pipeline.fitScaledSize(format: toneMapFormat) { info in
+        try pipeline.fitScaledSize(toneMap: request.toneMap) { info in
             sawCaps.set()
             return fixedSize
                 ?? FrameRecipe.outputSize(

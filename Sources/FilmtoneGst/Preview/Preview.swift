@@ -121,8 +121,9 @@ struct PreviewRequest {
         format = common.format
         quality = common.quality
         frame = common.frameRequest
+        // A mezzanine holds a PQ or HLG source tone-mapped (`MezzanineRecipe`): never read with the tone map off.
         mezzanines =
-            options.mezzanine == "off"
+            options.mezzanine == "off" || !common.frameRequest.toneMap
             ? nil
             : MezzanineStore(
                 directory: URL(
