@@ -251,6 +251,14 @@ final class ProbeTests: XCTestCase {
         XCTAssertEqual(policy(nil, image: true), .assumeSRGB)
         let pq = ProbeRules.inputTransform(colorimetry: ProbeRules.colorimetry(parsing: "bt2100-pq"), isImage: false)
         XCTAssertTrue(pq.reason.contains("PQ"), pq.reason)
+        XCTAssertEqual(pq.applied, "tone-map: pq→bt709 bt2390")
+        let hlg = ProbeRules.inputTransform(colorimetry: ProbeRules.colorimetry(parsing: "bt2100-hlg"), isImage: false)
+        XCTAssertEqual(hlg.applied, "tone-map: hlg→bt709 bt2390")
+        for other in ["bt709", "bt2020", "2:3:9:1"] {
+            let transform = ProbeRules.inputTransform(
+                colorimetry: ProbeRules.colorimetry(parsing: other), isImage: false)
+            XCTAssertEqual(transform.applied, "none", "\(other): nothing is applied but to PQ and HLG")
+        }
         XCTAssertTrue(ProbeRules.inputTransform(colorimetry: nil, isImage: false).reason.contains("BT.709"))
     }
 
