@@ -81,6 +81,27 @@ final class ToneMapCLITests: XCTestCase {
         for channel in 0..<3 { XCTAssertLessThan(off[channel], 2, "channel \(channel): \(off)") }
     }
 
+    /// The 10 bits reach the curve whole: a PQ grey ramp with ≤ 1 code between neighbours comes out as an SDR ramp
+    /// that only rises, by at most 1 code a pixel, with ≥ 240 levels (measured: 246). Cut to 8-bit RGB before the
+    /// tone map (`videoconvert ! RGB ! ftlut tone-map=pq`), the same ramp has steps of up to 7 codes, goes down in
+    /// places and keeps 179 levels.
+    func testA10BitRampIsNotBanded() throws {
+        let ramp = try TestEnvironment.fixture("hdr-ramp10.mkv")
+        let output = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("ramp.png").path
+        let run = try Run.ftgst(["thumb", ramp, "--max-width", "1024", "--format", "png", "-o", output])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let image = try DecodedImage.read(output)
+        XCTAssertEqual([image.width, image.height], [1024, 32])
+        for channel in 0..<3 {
+            let row = (0..<image.width).map { Int(image.rgb[(16 * image.width + $0) * 3 + channel]) }
+            let steps = zip(row.dropFirst(), row).map { $0 - $1 }
+            XCTAssertGreaterThanOrEqual(steps.min() ?? -1, 0, "channel \(channel): the ramp only rises")
+            XCTAssertLessThanOrEqual(steps.max() ?? 99, 1, "channel \(channel): no band wider than one code")
+            XCTAssertGreaterThanOrEqual(Set(row).count, 240, "channel \(channel): levels kept")
+            XCTAssertGreaterThan(row.last ?? 0, 200, "channel \(channel): 240 cd/m² is near SDR white")
+        }
+    }
+
     /// An SDR source is not touched: the same bytes with the tone map on or off, for a video and a photo.
     func testSDRSourcesAreUnchanged() throws {
         let folder = try TestEnvironment.temporaryDirectory(self)
