@@ -33,6 +33,7 @@ private enum PropertyID: guint {
     case intensity
     case interpolation
     case toneMap
+    case toneMapPeak
 }
 
 /// The element's state: user settings (written by set_property on any thread) apart from what is derived from
@@ -45,12 +46,14 @@ package final class LUTFilterState: Sendable {
         package var interpolation = LUTFilterDefaults.interpolation
         /// A tone map generated into the input slot (`ToneMap`) instead of a file; nil: none.
         package var toneMap: ToneMap.Transfer? = nil
+        /// The PQ source's peak in cd/m² for the tone map (`ToneMap.sourcePeak`: from HDR10's metadata).
+        package var toneMapPeak = ToneMap.defaultSourcePeak
 
         /// The two LUT paths, empty meaning none (as nil), and the generated input transform.
         var paths: LUTPaths {
             LUTPaths(
                 input: inputLUT.flatMap { $0.isEmpty ? nil : $0 },
-                creative: creativeLUT.flatMap { $0.isEmpty ? nil : $0 }, toneMap: toneMap)
+                creative: creativeLUT.flatMap { $0.isEmpty ? nil : $0 }, toneMap: toneMap, toneMapPeak: toneMapPeak)
         }
     }
 
@@ -60,6 +63,7 @@ package final class LUTFilterState: Sendable {
         package var input: String?
         package var creative: String?
         package var toneMap: ToneMap.Transfer? = nil
+        package var toneMapPeak = ToneMap.defaultSourcePeak
         package var isEmpty: Bool { input == nil && creative == nil && toneMap == nil }
     }
 
@@ -145,7 +149,7 @@ package final class LUTFilterState: Sendable {
         }
         // The tone map's table is built from its math once per process (`ToneMap.table`), never per frame.
         let input =
-            try paths.toneMap.map(ToneMap.table(for:))
+            try paths.toneMap.map { ToneMap.table(for: $0, sourcePeak: paths.toneMapPeak) }
             ?? paths.input.map {
                 try CubeLUT.load(path: $0)
             }
@@ -380,6 +384,12 @@ package enum LUTFilterElement {
                 "HDR transfer of the input to tone-map to SDR BT.709 in the input slot (BT.2390 EETF, BT.2020 to "
                     + "BT.709): pq, hlg; empty: none",
                 nil, readWrite))
+        g_object_class_install_property(
+            objectClass, PropertyID.toneMapPeak.rawValue,
+            g_param_spec_double(
+                "tone-map-peak", "Tone map peak",
+                "Brightest light of a PQ source in cd/m² (HDR10's MaxCLL or mastering peak), mapped to SDR white",
+                400, 10000, ToneMap.defaultSourcePeak, readWrite))
 
         let elementClass = ftgst_element_class(klass)!
         // set_metadata, not set_static_metadata: the strings are temporary (see above) and must be copied.
@@ -434,6 +444,10 @@ package enum LUTFilterElement {
                 let name = GLib.borrowString(g_value_get_string(value)) ?? ""
                 state.update { $0.toneMap = ToneMap.Transfer(rawValue: name) }
                 leavePassThroughIfLUTsChanged(object, state)
+            case .toneMapPeak:
+                let peak = g_value_get_double(value)
+                state.update { $0.toneMapPeak = peak }
+                leavePassThroughIfLUTsChanged(object, state)
             }
         }
 
@@ -461,6 +475,7 @@ package enum LUTFilterElement {
             case .interpolation:
                 g_value_set_enum(value, gint(Interpolation.allCases.firstIndex(of: settings.interpolation) ?? 0))
             case .toneMap: g_value_set_string(value, settings.toneMap?.rawValue ?? "")
+            case .toneMapPeak: g_value_set_double(value, settings.toneMapPeak)
             }
         }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// HDR to SDR as a look's input transform: PQ (SMPTE ST 2084) or HLG (ARIB STD-B67) R'G'B' with BT.2020 primaries
 /// in, BT.709 SDR R'G'B' out. The math is evaluated once per node of a 3D table (`cubeLUT`); the LUT engine then
@@ -24,8 +25,8 @@ public struct ToneMap: Equatable, Sendable {
     }
 
     public var transfer: Transfer
-    /// The brightest the source is taken to be (cd/m²): 1000, the usual mastering peak when the stream carries no
-    /// metadata. Brighter PQ codes are clipped.
+    /// The brightest the source is taken to be (cd/m²), brought to SDR white: `sourcePeak(maxContentLight:
+    /// masteringPeak:)` of the stream's HDR10 metadata, 1000 when it states none. Brighter PQ codes are clipped.
     public var sourcePeak: Double = 1000
     /// The SDR white the source's light is mapped to (cd/m²): 100, BT.1886's reference display.
     public var targetPeak: Double = 100
@@ -151,17 +152,34 @@ public struct ToneMap: Equatable, Sendable {
         return SIMD3(Self.linearToBT709(rgb.x), Self.linearToBT709(rgb.y), Self.linearToBT709(rgb.z))
     }
 
-    /// The table of `ToneMap(transfer:)` with the default peaks and size, built once per process on first use
-    /// (a Swift global is initialised once, thread-safely): a batch, the engine or a storyboard's pipelines share it.
-    public static func table(for transfer: Transfer) -> CubeLUT {
-        switch transfer {
-        case .pq: return pqTable
-        case .hlg: return hlgTable
+    /// The source peak for PQ from HDR10's static metadata: MaxCLL (the content's brightest pixel) when stated,
+    /// else the mastering display's peak, else `defaultSourcePeak`; clamped to 400…10 000 cd/m² (below 400 the
+    /// knee would sit at SDR white and the curve lose its roll-off; a bogus 0 or 65 535 is common). HLG is relative
+    /// to its display and ignores it.
+    public static func sourcePeak(maxContentLight: Double?, masteringPeak: Double?) -> Double {
+        let stated = [maxContentLight, masteringPeak].compactMap { $0 }.first { $0 > 0 }
+        return min(max(stated ?? defaultSourcePeak, 400), 10000)
+    }
+
+    /// The source peak taken when nothing is stated: the usual mastering peak.
+    public static let defaultSourcePeak = 1000.0
+
+    /// The table of `ToneMap(transfer:)` with `sourcePeak` (PQ only; whole cd/m²) and the default size, built once
+    /// per process per transfer and peak (under a lock: a batch, the engine or a storyboard's pipelines share it).
+    public static func table(for transfer: Transfer, sourcePeak: Double = defaultSourcePeak) -> CubeLUT {
+        var map = ToneMap(transfer: transfer)
+        if transfer == .pq { map.sourcePeak = sourcePeak.rounded() }
+        let key = "\(transfer.rawValue) \(map.sourcePeak)"
+        if let table = tables.withLock({ $0[key] }) { return table }
+        let table = map.cubeLUT()  // outside the lock: a few ms
+        return tables.withLock { cache in
+            if let first = cache[key] { return first }
+            cache[key] = table
+            return table
         }
     }
 
-    private static let pqTable = ToneMap(transfer: .pq).cubeLUT()
-    private static let hlgTable = ToneMap(transfer: .hlg).cubeLUT()
+    private static let tables = Mutex<[String: CubeLUT]>([:])
 
     /// The whole transform as a 3D `.cube`-style table over 0…1 R'G'B' (`tableSize`³ nodes, red fastest), for a
     /// look's input slot: `apply` at every node, with each axis's light decoded once (a node's channels take only

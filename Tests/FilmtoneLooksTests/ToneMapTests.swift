@@ -102,6 +102,26 @@ final class ToneMapTests: XCTestCase {
         XCTAssertLessThan(hlgGrey.x, 0.8)
     }
 
+    /// MaxCLL first, then the mastering peak, then 1000; clamped to 400…10 000.
+    func testTheSourcePeakComesFromTheMetadata() {
+        XCTAssertEqual(ToneMap.sourcePeak(maxContentLight: nil, masteringPeak: nil), 1000)
+        XCTAssertEqual(ToneMap.sourcePeak(maxContentLight: 4000, masteringPeak: 1000), 4000)
+        XCTAssertEqual(ToneMap.sourcePeak(maxContentLight: nil, masteringPeak: 2000), 2000)
+        XCTAssertEqual(ToneMap.sourcePeak(maxContentLight: 0, masteringPeak: 2000), 2000, "MaxCLL 0: unknown")
+        XCTAssertEqual(ToneMap.sourcePeak(maxContentLight: 50, masteringPeak: nil), 400)
+        XCTAssertEqual(ToneMap.sourcePeak(maxContentLight: 65535, masteringPeak: nil), 10000)
+        // A brighter source peak rolls off later: 1500 cd/m² is white at 1000, below white at 4000.
+        var bright = ToneMap(transfer: .pq)
+        bright.sourcePeak = 4000
+        XCTAssertEqual(ToneMap(transfer: .pq).eetf(1500), 100, accuracy: 1e-6)
+        XCTAssertLessThan(bright.eetf(1500), 99)
+        XCTAssertEqual(bright.eetf(4000), 100, accuracy: 1e-6)
+        // One table per transfer and peak, shared; HLG ignores the peak.
+        XCTAssertEqual(ToneMap.table(for: .pq, sourcePeak: 4000), ToneMap.table(for: .pq, sourcePeak: 4000))
+        XCTAssertNotEqual(ToneMap.table(for: .pq, sourcePeak: 4000), ToneMap.table(for: .pq))
+        XCTAssertEqual(ToneMap.table(for: .hlg, sourcePeak: 4000), ToneMap.table(for: .hlg))
+    }
+
     func testSummaries() {
         XCTAssertEqual(ToneMap(transfer: .pq).summary, "tone-map: pq→bt709 bt2390")
         XCTAssertEqual(ToneMap(transfer: .hlg).summary, "tone-map: hlg→bt709 bt2390")

@@ -1,4 +1,5 @@
 import FilmtoneCore
+import FilmtoneLooks
 import Foundation
 import GstKit
 
@@ -114,6 +115,11 @@ extension Pipeline {
                 if transfer != nil { pixelFormat = FrameRecipe.deepFormat }
                 if let caps = try? Caps(parsing: "video/x-raw,format=\(pixelFormat)") {
                     try? rgbFilter.setProperty("caps", .caps(caps))
+                }
+                if transfer == .pq {
+                    let peak = ToneMap.sourcePeak(
+                        maxContentLight: info.maxContentLight, masteringPeak: info.masteringPeak)
+                    try? toneMapFilter.setProperty("tone-map-peak", .double(peak))
                 }
                 try? toneMapFilter.setProperty("tone-map", .string(transfer?.rawValue ?? ""))
             }
