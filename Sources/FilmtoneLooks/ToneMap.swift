@@ -27,7 +27,7 @@ public struct ToneMap: Equatable, Sendable {
     public var transfer: Transfer
     /// The brightest the source is taken to be (cd/m²), brought to SDR white: `sourcePeak(maxContentLight:
     /// masteringPeak:)` of the stream's HDR10 metadata, 1000 when it states none. Brighter PQ codes are clipped.
-    public var sourcePeak: Double = 1000
+    public var sourcePeak: Double = ToneMap.defaultSourcePeak
     /// The SDR white the source's light is mapped to (cd/m²): 100, BT.1886's reference display.
     public var targetPeak: Double = 100
     /// Nodes per side of the table: 65³ (3.3 MiB as `Double`); PQ is perceptually uniform, so the nodes are evenly
