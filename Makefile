@@ -7,7 +7,7 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs bench-storyboard bench-thumbnailer \
+.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs bench-storyboard bench-thumbnailer bench-tonemap \
 	man completions share install uninstall stage deb clean \
 	ts-client test-ts-client test-studio test-ts-browser
 
@@ -149,6 +149,11 @@ bench-serve: release
 # commands (bench/README.md, docs/PERFORMANCE.md).
 bench-storyboard: release
 	bench/storyboard.sh
+
+# HDR to SDR: an exact thumbnail of a 1080p PQ clip, ftgst's tone map against ffmpeg's zscale + tonemap, and both
+# without one (bench/README.md, docs/PERFORMANCE.md).
+bench-tonemap: release
+	bench/tonemap.sh
 
 # Installing. `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a tree; without DESTDIR it installs for real.
 # The GStreamer plugin goes where GStreamer looks under that prefix (/usr: plain gst-inspect-1.0 finds it; other

@@ -32,6 +32,8 @@ private enum PropertyID: guint {
     case creativeLUT
     case intensity
     case interpolation
+    case toneMap
+    case toneMapPeak
 }
 
 /// The element's state: user settings (written by set_property on any thread) apart from what is derived from
@@ -42,20 +44,27 @@ package final class LUTFilterState: Sendable {
         package var creativeLUT: String? = nil
         package var intensity = LUTFilterDefaults.intensity
         package var interpolation = LUTFilterDefaults.interpolation
+        /// A tone map generated into the input slot (`ToneMap`) instead of a file; nil: none.
+        package var toneMap: ToneMap.Transfer? = nil
+        /// The PQ source's peak in cd/m² for the tone map (`ToneMap.sourcePeak`: from HDR10's metadata).
+        package var toneMapPeak = ToneMap.defaultSourcePeak
 
-        /// The two LUT paths, empty meaning none (as nil).
+        /// The two LUT paths, empty meaning none (as nil), and the generated input transform.
         var paths: LUTPaths {
             LUTPaths(
                 input: inputLUT.flatMap { $0.isEmpty ? nil : $0 },
-                creative: creativeLUT.flatMap { $0.isEmpty ? nil : $0 })
+                creative: creativeLUT.flatMap { $0.isEmpty ? nil : $0 }, toneMap: toneMap, toneMapPeak: toneMapPeak)
         }
     }
 
-    /// The LUT files of the two slots, nil for an empty slot.
+    /// What fills the two slots: the LUT files (nil for an empty slot) and, for the input slot, a generated
+    /// tone map.
     package struct LUTPaths: Equatable, Sendable {
         package var input: String?
         package var creative: String?
-        package var isEmpty: Bool { input == nil && creative == nil }
+        package var toneMap: ToneMap.Transfer? = nil
+        package var toneMapPeak = ToneMap.defaultSourcePeak
+        package var isEmpty: Bool { input == nil && creative == nil && toneMap == nil }
     }
 
     /// Everything behind the one lock: set_property writes `settings` from any thread, the streaming thread
@@ -135,7 +144,15 @@ package final class LUTFilterState: Sendable {
     }
 
     private func load(_ paths: LUTPaths) throws -> Bool {
-        let input = try paths.input.map { try CubeLUT.load(path: $0) }
+        if paths.toneMap != nil && paths.input != nil {
+            throw FilmtoneError(.lutInvalid, "tone-map and input-lut both fill the input slot: set one")
+        }
+        // The tone map's table is built from its math once per process (`ToneMap.table`), never per frame.
+        let input =
+            try paths.toneMap.map { ToneMap.table(for: $0, sourcePeak: paths.toneMapPeak) }
+            ?? paths.input.map {
+                try CubeLUT.load(path: $0)
+            }
         let creative = try paths.creative.map { try CubeLUT.load(path: $0) }
         values.withLock {
             $0.luts = (input, creative)
@@ -360,6 +377,19 @@ package enum LUTFilterElement {
             g_param_spec_enum(
                 "interpolation", "Interpolation", "How 3D tables are sampled between nodes", interpolationType,
                 gint(Interpolation.allCases.firstIndex(of: LUTFilterDefaults.interpolation)!), controllable))
+        g_object_class_install_property(
+            objectClass, PropertyID.toneMap.rawValue,
+            g_param_spec_string(
+                "tone-map", "Tone map",
+                "HDR transfer of the input to tone-map to SDR BT.709 in the input slot (BT.2390 EETF, BT.2020 to "
+                    + "BT.709): pq, hlg; empty: none",
+                nil, readWrite))
+        g_object_class_install_property(
+            objectClass, PropertyID.toneMapPeak.rawValue,
+            g_param_spec_double(
+                "tone-map-peak", "Tone map peak",
+                "Brightest light of a PQ source in cd/m² (HDR10's MaxCLL or mastering peak), mapped to SDR white",
+                400, 10000, ToneMap.defaultSourcePeak, readWrite))
 
         let elementClass = ftgst_element_class(klass)!
         // set_metadata, not set_static_metadata: the strings are temporary (see above) and must be copied.
@@ -409,6 +439,15 @@ package enum LUTFilterElement {
                 let method =
                     Interpolation.allCases.indices.contains(index) ? Interpolation.allCases[index] : .tetrahedral
                 state.update { $0.interpolation = method }
+            case .toneMap:
+                // An unknown name is no tone map (the element's users pass the names of `ToneMap.Transfer`).
+                let name = GLib.borrowString(g_value_get_string(value)) ?? ""
+                state.update { $0.toneMap = ToneMap.Transfer(rawValue: name) }
+                leavePassThroughIfLUTsChanged(object, state)
+            case .toneMapPeak:
+                let peak = g_value_get_double(value)
+                state.update { $0.toneMapPeak = peak }
+                leavePassThroughIfLUTsChanged(object, state)
             }
         }
 
@@ -435,6 +474,8 @@ package enum LUTFilterElement {
             case .intensity: g_value_set_double(value, settings.intensity)
             case .interpolation:
                 g_value_set_enum(value, gint(Interpolation.allCases.firstIndex(of: settings.interpolation) ?? 0))
+            case .toneMap: g_value_set_string(value, settings.toneMap?.rawValue ?? "")
+            case .toneMapPeak: g_value_set_double(value, settings.toneMapPeak)
             }
         }
 

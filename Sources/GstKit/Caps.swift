@@ -54,9 +54,24 @@ package final class Caps: CustomStringConvertible, @unchecked Sendable {
             fpsD = 1
         }
         let format = GLib.borrowString(gst_structure_get_string(structure, "format"))
+        // HDR10's static metadata (h265parse puts the SEI's in the caps, decoders pass it on): the mastering
+        // display's peak, in units of 0.0001 cd/m², and the content's brightest pixel (MaxCLL), in cd/m².
+        var mastering = GstVideoMasteringDisplayInfo()
+        gst_video_mastering_display_info_init(&mastering)
+        let masteringPeak =
+            gst_video_mastering_display_info_from_caps(&mastering, pointer) != 0
+                && mastering.max_display_mastering_luminance > 0
+            ? Double(mastering.max_display_mastering_luminance) / 10000 : nil
+        var light = GstVideoContentLightLevel()
+        gst_video_content_light_level_init(&light)
+        let maxContentLight =
+            gst_video_content_light_level_from_caps(&light, pointer) != 0 && light.max_content_light_level > 0
+            ? Double(light.max_content_light_level) : nil
         return VideoCapsInfo(
             mediaType: mediaType, format: format, width: Int(width), height: Int(height),
-            pixelAspect: Fraction(Int(parN), Int(max(1, parD))), frameRate: Fraction(Int(fpsN), Int(max(1, fpsD))))
+            pixelAspect: Fraction(Int(parN), Int(max(1, parD))), frameRate: Fraction(Int(fpsN), Int(max(1, fpsD))),
+            colorimetry: GLib.borrowString(gst_structure_get_string(structure, "colorimetry")),
+            masteringPeak: masteringPeak, maxContentLight: maxContentLight)
     }
 }
 
@@ -80,6 +95,12 @@ package struct VideoCapsInfo: Sendable, Equatable {
     package var height: Int
     package var pixelAspect: Fraction
     package var frameRate: Fraction
+    /// The caps' `colorimetry` string as GStreamer writes it (`bt709`, `bt2100-pq`, `2:6:14:7`); nil when absent.
+    package var colorimetry: String? = nil
+    /// `mastering-display-info`'s peak (`gst_video_mastering_display_info_from_caps`), cd/m²; nil when absent.
+    package var masteringPeak: Double? = nil
+    /// `content-light-level`'s MaxCLL (`gst_video_content_light_level_from_caps`), cd/m²; nil when absent or 0.
+    package var maxContentLight: Double? = nil
     /// A still image: GStreamer's image decoders announce a 0/1 frame rate.
     package var isStill: Bool { frameRate.numerator == 0 }
 }

@@ -33,6 +33,7 @@ enum PreviewCommand {
                 defaultValue: "OUT's extension: .png, .jpg/.jpeg; png without one",
                 completion: .choices(["png", "jpeg"])),
             .init(name: "quality", value: "0..1", help: "JPEG quality", defaultValue: "0.9, JPEG only"),
+            .toneMap,
             .init(name: "header", value: "'Name: value'", help: "sent on every HTTP request", repeatable: true),
             .init(name: "timeout-ms", value: "N", help: "deadline for the whole job", defaultValue: "30000"),
             .init(
@@ -46,7 +47,7 @@ enum PreviewCommand {
             .init(
                 name: "request", value: "FILE.json",
                 help:
-                    "the same fields as JSON (source, output, headers, inputLut, creativeLut, intensity, interpolation, timeMs, toleranceMs, maxWidth, maxHeight, format, quality, timeoutMs, mezzanine, mezzanineDir); options given on the command line override it",
+                    "the same fields as JSON (source, output, headers, inputLut, creativeLut, intensity, interpolation, timeMs, toleranceMs, maxWidth, maxHeight, format, quality, toneMap, timeoutMs, mezzanine, mezzanineDir); options given on the command line override it",
                 completion: .file(extensions: ["json"])),
         ],
         notes: #"prints {"path":…,"width":W,"height":H,"timeMs":T,"renderMs":R,"mezzanine":true|false}"#)
@@ -85,6 +86,7 @@ enum PreviewCommand {
         if let value = try arguments.int("max-height") { options.maxHeight = Int(clamping: value) }
         if let value = arguments.string("format") { options.format = value }
         if let value = try arguments.double("quality") { options.quality = value }
+        if let value = arguments.string("tone-map") { options.toneMap = value }
         if let value = try arguments.int("timeout-ms") { options.timeoutMilliseconds = value }
         if let value = arguments.string("mezzanine") { options.mezzanine = value }
         if let value = arguments.string("mezzanine-dir") { options.mezzanineDirectory = value }

@@ -15,7 +15,7 @@ enum ProbeCommand {
             .init(name: "timeout-ms", value: "N", help: "deadline for the whole job", defaultValue: "30000"),
         ],
         notes: #"""
-            prints {"container":…,"isImage":…,"durationMs":…,"video":{"codec":…,"profile":…,"width":…,"height":…,"displayWidth":…,"displayHeight":…,"rotation":…,"pixelAspectRatio":…,"frameRate":…,"frameCount":…,"bitDepth":…,"chromaFormat":…,"colorimetry":{"primaries":…,"transfer":…,"matrix":…,"range":…},"hdr":…},"audio":{"codec":…,"channels":…,"sampleRate":…},"inputTransform":{"policy":…,"reason":…}}
+            prints {"container":…,"isImage":…,"durationMs":…,"video":{"codec":…,"profile":…,"width":…,"height":…,"displayWidth":…,"displayHeight":…,"rotation":…,"pixelAspectRatio":…,"frameRate":…,"frameCount":…,"bitDepth":…,"chromaFormat":…,"colorimetry":{"primaries":…,"transfer":…,"matrix":…,"range":…},"hdr":…},"audio":{"codec":…,"channels":…,"sampleRate":…},"inputTransform":{"policy":…,"reason":…,"applied":…}}
             """#)
 
     static func run(_ words: [String]) async throws {

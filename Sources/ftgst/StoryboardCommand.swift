@@ -28,6 +28,7 @@ enum StoryboardCommand {
                 help: "how far a tile's frame may be from its time (a keyframe within it stands in); 0 = exact",
                 defaultValue: "0"),
             .init(name: "quality", value: "0..1", help: "JPEG quality of the sheets", defaultValue: "0.9"),
+            .toneMap,
             .init(name: "header", value: "'Name: value'", help: "sent on every HTTP request", repeatable: true),
             .init(name: "timeout-ms", value: "N", help: "deadline for the whole job", defaultValue: "600000"),
         ],
@@ -57,6 +58,7 @@ enum StoryboardCommand {
             options.toleranceMilliseconds = try StoryboardOptions.milliseconds(seconds: value, option: "--tolerance")
         }
         if let value = try arguments.double("quality") { options.quality = value }
+        if let value = arguments.string("tone-map") { options.toneMap = value }
         if let value = try arguments.int("timeout-ms") { options.timeoutMilliseconds = value }
         options.headers = arguments.all("header")
         print(try await Storyboards.make(options).json.serialized)

@@ -29,6 +29,7 @@ enum ThumbCommand {
                 name: "format", value: "jpeg|png", help: "the image's format", defaultValue: "jpeg",
                 completion: .choices(["jpeg", "png"])),
             .init(name: "quality", value: "0..1", help: "JPEG quality", defaultValue: "0.9, JPEG only"),
+            .toneMap,
             .init(
                 name: "cache-dir", value: "DIR", help: "the cache folder",
                 defaultValue: "$XDG_CACHE_HOME/ftgst/thumbnails",
@@ -84,6 +85,7 @@ enum ThumbCommand {
         if let value = try arguments.int("max-height") { options.maxHeight = Int(clamping: value) }
         if let value = arguments.string("format") { options.format = value }
         if let value = try arguments.double("quality") { options.quality = value }
+        if let value = arguments.string("tone-map") { options.toneMap = value }
         if let value = arguments.string("cache-dir") { options.cacheDirectory = value }
         if let value = arguments.string("cache-name") { options.cacheName = value }
         if let value = try arguments.int("cache-max-mb") { options.cacheCapMegabytes = value }

@@ -4,6 +4,23 @@ import XCTest
 @testable import GstKit
 
 final class FrameRecipeTests: XCTestCase {
+    /// PQ and HLG by the caps' transfer, named or numeric, only when enabled; SDR, wide-gamut SDR and no
+    /// colorimetry are left alone.
+    func testToneMapIsChosenByTheTransfer() {
+        XCTAssertEqual(FrameRecipe.toneMap(colorimetry: "bt2100-pq", enabled: true), .pq)
+        XCTAssertEqual(FrameRecipe.toneMap(colorimetry: "bt2100-hlg", enabled: true), .hlg)
+        XCTAssertEqual(FrameRecipe.toneMap(colorimetry: "2:6:14:7", enabled: true), .pq)
+        XCTAssertEqual(FrameRecipe.toneMap(colorimetry: "1:6:15:7", enabled: true), .hlg)
+        for sdr in ["bt709", "bt601", "sRGB", "bt2020", "bt2020-10", "2:3:0:1", "junk"] {
+            XCTAssertNil(FrameRecipe.toneMap(colorimetry: sdr, enabled: true), sdr)
+        }
+        XCTAssertNil(FrameRecipe.toneMap(colorimetry: nil, enabled: true))
+        XCTAssertNil(FrameRecipe.toneMap(colorimetry: "bt2100-pq", enabled: false), "--tone-map off")
+        XCTAssertEqual(
+            FrameRecipe.outputCaps(width: 4, height: 2, format: FrameRecipe.deepFormat),
+            "video/x-raw,format=RGBA64_LE,width=4,height=2,pixel-aspect-ratio=1/1")
+    }
+
     func testScalesDisplaySizeDownKeepingAspect() {
         let size = FrameRecipe.outputSize(
             width: 1920, height: 1080, pixelAspect: Fraction(1, 1), maxWidth: 320,

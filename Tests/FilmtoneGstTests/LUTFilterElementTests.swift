@@ -501,12 +501,17 @@ final class LUTFilterElementTests: XCTestCase {
         XCTAssertEqual(try negotiatedFromFile("filesrc location=\(clip) ! decodebin ! videoconvert"), "I420_10LE")
     }
 
+    /// The look after scaling and after the tone map's way back to 8-bit RGB; without a look, only the tone map's
+    /// `ftlut` (in pass-through for SDR sources).
     func testPreviewRecipeCarriesTheLookAfterScaling() {
         let withLook = FrameRecipe.launchDescription(withLook: true)
         XCTAssertTrue(
             withLook.contains(
-                "name=size caps=video/x-raw,format=RGB,pixel-aspect-ratio=1/1 ! ftlut name=look ! appsink"),
+                "name=size caps=video/x-raw,format=RGB,pixel-aspect-ratio=1/1 ! ftlut name=tonemap ! videoconvert "
+                    + "! video/x-raw,format=RGB ! ftlut name=look ! appsink"),
             withLook)
-        XCTAssertFalse(FrameRecipe.launchDescription(withLook: false).contains("ftlut"))
+        let plain = FrameRecipe.launchDescription(withLook: false)
+        XCTAssertFalse(plain.contains("name=look"), plain)
+        XCTAssertEqual(plain.components(separatedBy: "ftlut").count, 2, plain)
     }
 }

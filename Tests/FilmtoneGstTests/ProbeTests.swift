@@ -251,6 +251,14 @@ final class ProbeTests: XCTestCase {
         XCTAssertEqual(policy(nil, image: true), .assumeSRGB)
         let pq = ProbeRules.inputTransform(colorimetry: ProbeRules.colorimetry(parsing: "bt2100-pq"), isImage: false)
         XCTAssertTrue(pq.reason.contains("PQ"), pq.reason)
+        XCTAssertEqual(pq.applied, "tone-map: pq→bt709 bt2390")
+        let hlg = ProbeRules.inputTransform(colorimetry: ProbeRules.colorimetry(parsing: "bt2100-hlg"), isImage: false)
+        XCTAssertEqual(hlg.applied, "tone-map: hlg→bt709 bt2390")
+        for other in ["bt709", "bt2020", "2:3:9:1"] {
+            let transform = ProbeRules.inputTransform(
+                colorimetry: ProbeRules.colorimetry(parsing: other), isImage: false)
+            XCTAssertEqual(transform.applied, "none", "\(other): nothing is applied but to PQ and HLG")
+        }
         XCTAssertTrue(ProbeRules.inputTransform(colorimetry: nil, isImage: false).reason.contains("BT.709"))
     }
 
@@ -285,7 +293,7 @@ final class ProbeTests: XCTestCase {
             "frameRate":"30/1","frameCount":60,"bitDepth":8,"chromaFormat":"4:2:0","colorimetry":{"primaries":"bt709",\
             "transfer":"bt709","matrix":"bt709","range":"limited"},"hdr":"none"},"audio":{"codec":"aac","channels":2,\
             "sampleRate":44100},"inputTransform":{"policy":"passthrough","reason":"SDR (transfer bt709, primaries \
-            bt709): no input transform needed"}}
+            bt709): no input transform needed","applied":"none"}}
             """)
     }
 

@@ -43,6 +43,10 @@ final class ThumbnailRequestTests: XCTestCase {
             XCTAssertEqual(code { $0.cacheName = name }, .invalidArgument, name)
         }
         XCTAssertEqual(code { $0.headers = ["X: a\r\nY: b"] }, .invalidArgument)
+        for setting in ["", "auto", "On", "true"] {
+            XCTAssertEqual(code { $0.toneMap = setting }, .invalidArgument, setting)
+        }
+        XCTAssertNil(code { $0.toneMap = "off" })
     }
 
     func testFormatAndURLErrors() {
@@ -66,7 +70,7 @@ final class ThumbnailRequestTests: XCTestCase {
         var others = [
             try key { $0.timeMilliseconds = 1 }, try key { $0.toleranceMilliseconds = 0 },
             try key { $0.maxWidth = 100 }, try key { $0.maxHeight = 100 }, try key { $0.quality = 0.5 },
-            try key { $0.format = "png" },
+            try key { $0.format = "png" }, try key { $0.toneMap = "off" },
         ]
         for changed in [
             SourceIdentity(location: "/tmp/y.mp4", size: 10, modifiedNanoseconds: 20, inode: 30),

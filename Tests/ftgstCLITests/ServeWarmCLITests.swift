@@ -102,6 +102,29 @@ final class ServeWarmCLITests: XCTestCase {
         }
     }
 
+    /// `toneMap` is part of what a kept frame and pipeline are for: a PQ source's preview with it off after one
+    /// with it on (and back) is decoded again, and each equals the one-shot preview of the same request.
+    func testTheToneMapSettingIsNotServedFromTheOtherSettingsFrame() throws {
+        let video = try TestEnvironment.fixture("hdr-pq.mp4")
+        let engine = try startEngine()
+        let steps: [(name: String, setting: String, frame: Bool)] = [
+            ("tm-on.png", "on", false), ("tm-off.png", "off", false), ("tm-on-again.png", "on", true),
+        ]
+        for step in steps {
+            let params: [(String, JSONValue)] = [
+                ("source", .string(video)), ("timeMs", .int(500)), ("maxWidth", .int(320)),
+                ("toneMap", .string(step.setting)),
+            ]
+            let result = try warmPreview(engine, params, step.name)
+            XCTAssertEqual(result["warm"]?["frame"], .bool(step.frame), "\(step.name): \(result.serialized)")
+            try oneShot(params, step.name + "-cli.png")
+            try assertSamePixels(step.name)
+        }
+        let on = try DecodedImage.read(work.appendingPathComponent("tm-on.png").path)
+        let off = try DecodedImage.read(work.appendingPathComponent("tm-off.png").path)
+        XCTAssertGreaterThan(on.meanDifference(off), 10, "the two settings are two pictures")
+    }
+
     /// A LUT rewritten at the same path, and a source replaced at the same path, change the next preview.
     func testFilesChangedOnDiskAreNoticed() throws {
         let lut = work.appendingPathComponent("look.cube")

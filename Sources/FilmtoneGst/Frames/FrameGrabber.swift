@@ -27,6 +27,9 @@ struct FrameRequest {
     var maxWidth: Int
     var maxHeight: Int
     var timeoutMilliseconds: Int64
+    /// PQ and HLG sources are tone-mapped to SDR BT.709 (`FrameRecipe.toneMap`); false: their codes are shown
+    /// as they are (`--tone-map off`).
+    var toneMap = true
     /// A look applied by `ftlut` after scaling (previews); nil for plain thumbnails.
     var look: LookSettings? = nil
     /// How long a local file may take to produce its first caps before it counts as stalled (see
@@ -38,6 +41,7 @@ struct FrameRequest {
     /// Every picture is a keyframe (a mezzanine's MJPEG): a seek is one decode, so a kept pipeline always seeks
     /// and never steps forward (decoding every picture in between costs more).
     var allIntra = false
+    /// PQ and HLG sources are tone-mapped to SDR BT.709 (`FrameRecipe.toneMap`); false: their codes are shown
     /// The fitted height is rounded to an even number (`FrameRecipe.outputSize`): storyboard tiles.
     var evenHeight = false
 }
@@ -206,7 +210,7 @@ final class OpenedFrameSource {
         let maxHeight = request.maxHeight
         let fixedSize = request.outputSize
         let evenHeight = request.evenHeight
-        try pipeline.fitScaledSize { info in
+        try pipeline.fitScaledSize(toneMap: request.toneMap) { info in
             sawCaps.set()
             return fixedSize
                 ?? FrameRecipe.outputSize(

@@ -1,4 +1,5 @@
 import FilmtoneElements
+import FilmtoneLooks
 import Foundation
 import GstKit
 
@@ -23,6 +24,12 @@ enum FrameRecipe {
     /// type-finding pass over the file, no multiqueue between demuxer and decoder. That costs ≈ 9 ms and 9 MB
     /// less than `uridecodebin` for a 1080p MP4 (docs/PERFORMANCE.md). Another stream of the file (audio) is left
     /// unlinked; a file with no video stream fails at once ("not-linked"), as it does through `uridecodebin`.
+    ///
+    /// HDR to SDR: `tonemap` is an `ftlut` whose input slot the upright caps fill (`toneMap(colorimetry:enabled:)`)
+    /// with a generated tone map. For an SDR source it is in pass-through and the `rgb` and `size` filters say
+    /// RGB, so the `videoconvert` after it passes through too: the same pixels as without it. For a PQ or HLG
+    /// source both filters are set to `deepFormat` (16-bit RGB) with the size, so the 10 bits decoded reach the
+    /// tone curve whole, scaled; only after it are they reduced to 8-bit RGB.
     static func launchDescription(withLook: Bool, demuxer: Demuxer? = nil) -> String {
         let input =
             demuxer.map {
@@ -31,8 +38,9 @@ enum FrameRecipe {
             ?? "uridecodebin name=src"
         return """
             \(input) ! videoconvert name=decoded ! videoflip name=flip video-direction=auto \
-            ! videoconvert ! video/x-raw,format=RGB ! videoscale method=lanczos \
+            ! videoconvert ! capsfilter name=rgb caps=video/x-raw,format=RGB ! videoscale method=lanczos \
             ! capsfilter name=size caps=video/x-raw,format=RGB,pixel-aspect-ratio=1/1 \
+            ! \(LUTFilterElement.factoryName) name=tonemap ! videoconvert ! video/x-raw,format=RGB \
             \(withLook ? "! \(LUTFilterElement.factoryName) name=look " : "")\
             ! appsink name=sink sync=false max-buffers=1 enable-last-sample=false
             """
@@ -69,6 +77,22 @@ enum FrameRecipe {
         return brands.contains(where: pictureBrands.contains) ? nil : .isoMedia
     }
 
+    /// The format of the `rgb` and `size` filters when a tone map is applied: 16-bit RGB, which videoconvert,
+    /// videoscale (lanczos) and `ftlut` (`LUTKernel16`) all take.
+    static let deepFormat = "RGBA64_LE"
+
+    /// The tone map for upright caps' `colorimetry` string: PQ or HLG by its transfer (`bt2100-pq`,
+    /// `bt2100-hlg`, or the numeric form), when `enabled`; nil for anything else. The BT.2020 primaries HDR10
+    /// and HLG broadcast use are assumed (`ToneMap`).
+    static func toneMap(colorimetry: String?, enabled: Bool) -> ToneMap.Transfer? {
+        guard enabled, let report = colorimetry.flatMap(ProbeRules.colorimetry(parsing:)) else { return nil }
+        switch ProbeRules.hdr(transfer: report.transfer) {
+        case .pq: return .pq
+        case .hlg: return .hlg
+        case .none: return nil
+        }
+    }
+
     /// The output size for a frame of `width`×`height` coded pixels with `pixelAspect`: the display size
     /// (width × PAR) scaled by `min(maxWidth/w, maxHeight/h, 1)` — aspect kept, never upscaled, at least 1×1.
     /// `evenHeight` (storyboard tiles, as ffmpeg's `scale=W:-2`): the height is the nearest even number instead,
@@ -86,9 +110,9 @@ enum FrameRecipe {
         return (scaledWidth, max(2, 2 * Int((displayHeight * scale / 2).rounded())))
     }
 
-    /// The capsfilter's caps once the upright input size is known.
-    static func outputCaps(width: Int, height: Int) -> String {
-        "video/x-raw,format=RGB,width=\(width),height=\(height),pixel-aspect-ratio=1/1"
+    /// The capsfilter's caps once the upright input size is known (`format`: `deepFormat` for a tone map).
+    static func outputCaps(width: Int, height: Int, format: String = "RGB") -> String {
+        "video/x-raw,format=\(format),width=\(width),height=\(height),pixel-aspect-ratio=1/1"
     }
 
     /// Whether a decoded frame at stream time `frame` (lasting `duration`) answers a request for `target` with

@@ -1,4 +1,5 @@
 import FilmtoneCore
+import FilmtoneLooks
 import Foundation
 import GstKit
 
@@ -94,15 +95,37 @@ extension Pipeline {
     /// orientation tag can renegotiate them once), `size` gets the output size for them, and the capsfilter
     /// named `filter` is set to it. Scaling then happens in the pipeline, from the display size. `size` runs on
     /// the streaming thread. Used by the frame grabber and the mezzanine builder.
+    ///
+    /// `toneMap`: the pipeline has the recipes' tone-map slot (an `rgb` capsfilter before the scaler, an `ftlut`
+    /// named `tonemap` after `filter`), and PQ and HLG sources are tone-mapped when true (`--tone-map`). Before the
+    /// caps go on, the slot is set for them: for such a source both filters say `FrameRecipe.deepFormat`, so the
+    /// converter after `flip` negotiates 16-bit RGB, and the element gets its `tone-map` (its table is built on the
+    /// first frame it sees: a property set while PAUSED makes `ftlut` load again); otherwise RGB and none.
     func fitScaledSize(
-        flip: String = "flip", filter: String = "size",
+        flip: String = "flip", filter: String = "size", toneMap: Bool? = nil,
         _ size: @escaping @Sendable (VideoCapsInfo) -> (width: Int, height: Int)
     ) throws {
         let sizeFilter = try element(named: filter)
+        let slot = try toneMap.map { (try element(named: "rgb"), try element(named: "tonemap"), $0) }
         try element(named: flip).staticPad("src")?.onCapsEvent { caps in
             guard let info = caps.video, info.width > 0, info.height > 0 else { return }
+            var pixelFormat = "RGB"
+            if let (rgbFilter, toneMapFilter, enabled) = slot {
+                let transfer = FrameRecipe.toneMap(colorimetry: info.colorimetry, enabled: enabled)
+                if transfer != nil { pixelFormat = FrameRecipe.deepFormat }
+                if let caps = try? Caps(parsing: "video/x-raw,format=\(pixelFormat)") {
+                    try? rgbFilter.setProperty("caps", .caps(caps))
+                }
+                if transfer == .pq {
+                    let peak = ToneMap.sourcePeak(
+                        maxContentLight: info.maxContentLight, masteringPeak: info.masteringPeak)
+                    try? toneMapFilter.setProperty("tone-map-peak", .double(peak))
+                }
+                try? toneMapFilter.setProperty("tone-map", .string(transfer?.rawValue ?? ""))
+            }
             let output = size(info)
-            if let target = try? Caps(parsing: FrameRecipe.outputCaps(width: output.width, height: output.height)) {
+            let text = FrameRecipe.outputCaps(width: output.width, height: output.height, format: pixelFormat)
+            if let target = try? Caps(parsing: text) {
                 try? sizeFilter.setProperty("caps", .caps(target))
             }
         }

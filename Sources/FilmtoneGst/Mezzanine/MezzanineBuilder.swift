@@ -1,4 +1,5 @@
 import FilmtoneCore
+import FilmtoneElements
 import Foundation
 import GstKit
 import Synchronization
@@ -35,6 +36,7 @@ struct MezzanineBuilder {
 
     private func build(watching formats: PictureFormatWatch) throws -> BuiltMezzanine {
         let deadline = Deadline(after: timeoutMilliseconds)
+        try FilmtonePlugin.ensureRegistered()  // the tone map's ftlut, in this process
         let pipeline = try Pipeline(launch: MezzanineRecipe.launchDescription())
         formats.attach(to: pipeline)
         defer { pipeline.stop() }
@@ -48,7 +50,7 @@ struct MezzanineBuilder {
 
         let facts = BuildFacts()
         let box = settings
-        try pipeline.fitScaledSize { info in
+        try pipeline.fitScaledSize(toneMap: true) { info in
             let display = FrameRecipe.outputSize(
                 width: info.width, height: info.height, pixelAspect: info.pixelAspect,
                 maxWidth: Int.max / 2, maxHeight: Int.max / 2)

@@ -1,4 +1,5 @@
 import FilmtoneCore
+import FilmtoneElements
 import Foundation
 import GstKit
 
@@ -15,8 +16,9 @@ struct SourceIdentity: Hashable, Codable, Sendable {
 /// The settings a mezzanine is built with. Everything that changes its bytes is in `description`, which goes
 /// into the cache key, so a change of encoder settings (or `formatVersion`) never reuses an old file.
 struct MezzanineSettings: Equatable, Codable {
-    /// Bump when the recipe's output changes (codec, quality, chroma, container, timestamps).
-    static let formatVersion = 1
+    /// Bump when the recipe's output changes (codec, quality, chroma, container, timestamps). 2: PQ and HLG
+    /// sources are tone-mapped to SDR (a version-1 mezzanine of one holds its codes as they are).
+    static let formatVersion = 2
     /// jpegenc quality: 90 keeps the mezzanine within ~1 dB PSNR of decoding the source directly at preview size.
     static let jpegQuality = 90
 
@@ -76,11 +78,15 @@ enum MezzanineRecipe {
     /// a keyframe, so an exact seek decodes one frame — and mux into QuickTime, whose sample table gives
     /// sample-exact seeks and keeps each frame's timestamp and duration. The `size` capsfilter's width and height
     /// are set from the upright caps (see `MezzanineBuilder`); `uri` and `location` are set as properties.
+    /// PQ and HLG sources are tone-mapped to SDR through the same slot as a preview's (`rgb`, `tonemap`:
+    /// `FrameRecipe.launchDescription`), so a preview from the mezzanine shows what one from the source shows with
+    /// its default `--tone-map on` (a preview with `--tone-map off` does not read mezzanines).
     static func launchDescription() -> String {
         """
         uridecodebin name=src caps=video/x-raw ! videoconvert ! videoflip name=flip video-direction=auto \
-        ! videoconvert ! video/x-raw,format=RGB ! videoscale method=lanczos \
+        ! videoconvert ! capsfilter name=rgb caps=video/x-raw,format=RGB ! videoscale method=lanczos \
         ! capsfilter name=size caps=video/x-raw,format=RGB,pixel-aspect-ratio=1/1 \
+        ! \(LUTFilterElement.factoryName) name=tonemap ! videoconvert ! video/x-raw,format=RGB \
         ! videoconvert ! video/x-raw,format=Y444,colorimetry=1:4:0:0 \
         ! jpegenc name=enc quality=\(MezzanineSettings.jpegQuality) \
         ! qtmux name=mux ! filesink name=out sync=false

@@ -18,6 +18,8 @@ public struct PreviewOptions: RenderJobOptions, Sendable {
     /// (`PreviewRequest.outputFormat`): the file's name never lies about what it holds.
     public var format: String? = nil
     public var quality: Double = 0.9
+    /// `on`: PQ and HLG sources are tone-mapped to SDR BT.709; `off`: not (`toneMap` in a request file).
+    public var toneMap: String = "on"
     /// `auto`: read the source's mezzanine when a ready one is in `mezzanineDirectory` (never builds one; see
     /// `Mezzanines.prepare`); `off`: always decode the source.
     public var mezzanine: String = "auto"
@@ -37,7 +39,9 @@ public struct PreviewOptions: RenderJobOptions, Sendable {
     }
 
     /// The keys only a preview has (an export request accepts and ignores them).
-    static let ownKeys: Set<String> = ["timeMs", "toleranceMs", "format", "quality", "mezzanine", "mezzanineDir"]
+    static let ownKeys: Set<String> = [
+        "timeMs", "toleranceMs", "format", "quality", "toneMap", "mezzanine", "mezzanineDir",
+    ]
 
     /// The request keys, as written in JSON.
     static let keys = RenderOptions.keys.union(ownKeys)
@@ -59,6 +63,7 @@ public struct PreviewOptions: RenderJobOptions, Sendable {
         if let value = try request.whole("toleranceMs") { toleranceMilliseconds = value }
         if let value = try request.string("format") { format = value }
         if let value = try request.number("quality") { quality = value }
+        if let value = try request.string("toneMap") { toneMap = value }
         if let value = try request.string("mezzanine") { mezzanine = value }
         mezzanineDirectory = try request.string("mezzanineDir")
     }
@@ -107,7 +112,7 @@ struct PreviewRequest {
             maxHeight: options.maxHeight,
             format: try PreviewRequest.outputFormat(named: options.format, output: render.output).rawValue,
             quality: options.quality,
-            timeoutMilliseconds: options.timeoutMilliseconds)
+            timeoutMilliseconds: options.timeoutMilliseconds, toneMap: options.toneMap)
         guard ["auto", "off"].contains(options.mezzanine) else {
             throw FilmtoneError(.invalidArgument, "--mezzanine must be auto or off")
         }
@@ -116,8 +121,9 @@ struct PreviewRequest {
         format = common.format
         quality = common.quality
         frame = common.frameRequest
+        // A mezzanine holds a PQ or HLG source tone-mapped (`MezzanineRecipe`): never read with the tone map off.
         mezzanines =
-            options.mezzanine == "off"
+            options.mezzanine == "off" || !common.frameRequest.toneMap
             ? nil
             : MezzanineStore(
                 directory: URL(

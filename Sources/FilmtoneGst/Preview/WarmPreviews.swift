@@ -65,6 +65,8 @@ final class WarmPreviews: Sendable {
         var maxWidth: Int
         var maxHeight: Int
         var mezzanines: String?
+        /// `--tone-map`: a PQ or HLG source's frame is another picture with it off.
+        var toneMap: Bool
     }
 
     /// A kept pipeline's key: the frame key without time and tolerance, and the output size a mezzanine's read
@@ -76,12 +78,14 @@ final class WarmPreviews: Sendable {
         var maxHeight: Int
         var outputWidth: Int?
         var outputHeight: Int?
+        /// Whether the pipeline tone-maps PQ and HLG sources (its slot is set once, from the first caps).
+        var toneMap: Bool
 
-        /// The same source, box and output, whatever its identity on disk.
+        /// The same source, box, output and tone map, whatever its identity on disk.
         func sameSlot(as other: PipelineKey) -> Bool {
             source.location == other.source.location && headers == other.headers && maxWidth == other.maxWidth
                 && maxHeight == other.maxHeight && outputWidth == other.outputWidth
-                && outputHeight == other.outputHeight
+                && outputHeight == other.outputHeight && toneMap == other.toneMap
         }
     }
 
@@ -246,7 +250,7 @@ final class WarmPreviews: Sendable {
             source: try MezzanineStore.identity(of: request.source),
             headers: request.headers.flatMap { [$0.name, $0.value] },
             maxWidth: request.maxWidth, maxHeight: request.maxHeight, outputWidth: request.outputSize?.width,
-            outputHeight: request.outputSize?.height)
+            outputHeight: request.outputSize?.height, toneMap: request.toneMap)
     }
 
     /// Keeps a new pipeline; one kept for the same source and box with another identity (the file changed on
@@ -291,7 +295,7 @@ final class WarmPreviews: Sendable {
             headers: request.frame.headers.flatMap { [$0.name, $0.value] },
             time: request.frame.time.nanoseconds, tolerance: request.frame.tolerance.nanoseconds,
             maxWidth: request.frame.maxWidth, maxHeight: request.frame.maxHeight,
-            mezzanines: request.mezzanines?.directory.path)
+            mezzanines: request.mezzanines?.directory.path, toneMap: request.frame.toneMap)
     }
 
     /// A LUT file's identity now; nil when it cannot be `stat`ed (the parse then reports why).

@@ -152,6 +152,11 @@ public struct InputTransform: Equatable, Sendable {
 
     public var policy: Policy
     public var reason: String
+    /// What `thumb`, `storyboard` and `preview` apply by default (`--tone-map on`): `ToneMap.summary` for a PQ or
+    /// HLG source (`tone-map: pq→bt709 bt2390`), else `none`.
+    public var applied: String = "none"
 
-    public var json: JSONValue { .object([("policy", .string(policy.rawValue)), ("reason", .string(reason))]) }
+    public var json: JSONValue {
+        .object([("policy", .string(policy.rawValue)), ("reason", .string(reason)), ("applied", .string(applied))])
+    }
 }

@@ -1,3 +1,4 @@
+import FilmtoneLooks
 import Foundation
 import GstKit
 
@@ -467,12 +468,14 @@ enum ProbeRules {
             return InputTransform(
                 policy: .hdrToSDR,
                 reason: "HDR PQ (SMPTE ST 2084, \(colorimetry.primaries) "
-                    + "primaries): tone-map to SDR BT.709 with an input LUT")
+                    + "primaries): tone-mapped to SDR BT.709 by a generated input LUT",
+                applied: ToneMap(transfer: .pq).summary)
         case "arib-std-b67":
             return InputTransform(
                 policy: .hdrToSDR,
                 reason: "HDR HLG (ARIB STD-B67, \(colorimetry.primaries) "
-                    + "primaries): tone-map to SDR BT.709 with an input LUT")
+                    + "primaries): tone-mapped to SDR BT.709 by a generated input LUT",
+                applied: ToneMap(transfer: .hlg).summary)
         case let transfer where logTransfers.contains(transfer):
             return InputTransform(
                 policy: .logToDisplay,

@@ -21,6 +21,8 @@ public struct StoryboardOptions: Sendable {
     public var toleranceMilliseconds: Int64 = 0
     /// 0…1, the sheets' JPEG quality.
     public var quality: Double = 0.9
+    /// `on`: PQ and HLG sources are tone-mapped to SDR BT.709; `off`: not.
+    public var toneMap: String = "on"
     /// `Name: value` lines sent on every HTTP request.
     public var headers: [String] = []
     /// The deadline for the whole job.
@@ -258,7 +260,8 @@ struct StoryboardRequest {
         let common = try FrameOptions(
             source: options.source, headers: options.headers, timeMilliseconds: 0,
             toleranceMilliseconds: options.toleranceMilliseconds, maxWidth: options.tileWidth, maxHeight: 16384,
-            format: "jpeg", quality: options.quality, timeoutMilliseconds: options.timeoutMilliseconds)
+            format: "jpeg", quality: options.quality, timeoutMilliseconds: options.timeoutMilliseconds,
+            toneMap: options.toneMap)
         frame = common.frameRequest
         frame.evenHeight = true
         quality = common.quality

@@ -17,6 +17,8 @@ public struct ThumbnailOptions: Sendable {
     public var format: String = "jpeg"
     /// 0…1, JPEG only.
     public var quality: Double = 0.9
+    /// `on`: PQ and HLG sources are tone-mapped to SDR BT.709; `off`: not. Anything else is `INVALID_ARGUMENT`.
+    public var toneMap: String = "on"
     /// nil: `$XDG_CACHE_HOME/ftgst/thumbnails` (or `~/.cache/ftgst/thumbnails`).
     public var cacheDirectory: String? = nil
     /// nil: `thumb-<uuid>`. No `/`, no `..`. `.jpg`/`.png` is added unless it ends with the format's extension.
@@ -70,7 +72,7 @@ struct ThumbnailRequest {
 
     /// The key stamped into a cache entry and compared on a hit: SHA-256 of everything the picture depends on —
     /// the source's identity (location; for a local file also size, mtime in ns and inode), time, tolerance, box,
-    /// format and (JPEG) quality — in a fixed text form. Pure.
+    /// format, (JPEG) quality and the tone-map setting — in a fixed text form. Pure.
     func cacheKey(source identity: SourceIdentity) -> String {
         let text = [
             "ftgst-thumbnail v1", "location \(identity.location)", "size \(identity.size.map(String.init) ?? "-")",
@@ -79,6 +81,7 @@ struct ThumbnailRequest {
             "time-ms \(picksTime ? "auto" : String(time.milliseconds))",
             "tolerance-ms \(tolerance.milliseconds)", "box \(frame.maxWidth)x\(frame.maxHeight)",
             "format \(format.rawValue)", "quality \(format == .jpeg ? String(quality) : "-")",
+            "tone-map \(frame.toneMap ? "on" : "off")",
         ].joined(separator: "\n")
         return SHA256.hex(of: Array(text.utf8))
     }
@@ -114,7 +117,7 @@ struct ThumbnailRequest {
             source: options.source, headers: options.headers, timeMilliseconds: options.timeMilliseconds,
             toleranceMilliseconds: options.toleranceMilliseconds, maxWidth: options.maxWidth,
             maxHeight: options.maxHeight, format: options.format, quality: options.quality,
-            timeoutMilliseconds: options.timeoutMilliseconds)
+            timeoutMilliseconds: options.timeoutMilliseconds, toneMap: options.toneMap)
         frame = common.frameRequest
         format = common.format
         quality = common.quality

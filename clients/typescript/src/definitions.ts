@@ -67,6 +67,8 @@ export interface AudioStreamInfo {
 export interface InputTransform {
     policy: string;
     reason: string;
+    /** What thumbnails, storyboards and previews apply by default: `tone-map: pq→bt709 bt2390`, `…hlg…` or `none`. */
+    applied: string;
 }
 
 /** `ftgst probe`'s object. */
@@ -105,6 +107,8 @@ export interface PreviewRequest extends LookRequest {
     toleranceMs?: number;
     format?: "png" | "jpeg";
     quality?: number;
+    /** `on` (default): a PQ or HLG source is tone-mapped to SDR BT.709; `off`: its codes as decoded. */
+    toneMap?: "on" | "off";
     mezzanine?: "auto" | "off";
     mezzanineDir?: string;
 }
@@ -125,7 +129,7 @@ export type AudioMode = "auto" | "copy" | "aac" | "none";
 
 /**
  * `runExport`'s params: an export request file's object. The preview-only keys (`timeMs`, `toleranceMs`, `format`,
- * `quality`, `mezzanine`, `mezzanineDir`) are accepted and ignored by the engine.
+ * `quality`, `toneMap`, `mezzanine`, `mezzanineDir`) are accepted and ignored by the engine.
  */
 export interface ExportRequest extends Omit<PreviewRequest, "output"> {
     /** Required for an export. */
