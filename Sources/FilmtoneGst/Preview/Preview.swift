@@ -49,7 +49,11 @@ public struct PreviewOptions: RenderJobOptions, Sendable {
     /// Reads a JSON request: an object with the keys above (`source` required). Unknown keys and wrong types are
     /// `INVALID_ARGUMENT`, so a typo never silently falls back to a default.
     public static func fromJSON(_ data: Data) throws -> PreviewOptions {
-        let request = try JSONRequest(data)
+        try fromJSON(try JSONRequest(data))
+    }
+
+    /// The same, from an object already read (a `preview` line of `ftgst batch`).
+    static func fromJSON(_ request: JSONRequest) throws -> PreviewOptions {
         try request.refuseUnknownKeys(keys)
         var options = PreviewOptions(source: "")
         try options.render.read(request)

@@ -28,6 +28,8 @@ public struct ThumbnailOptions: Sendable {
     /// `cacheName` must then be nil.
     public var output: String? = nil
     public var cacheCapMegabytes: Int64 = 100
+    /// The largest cap, which nothing is evicted under (not even listed): `ftgst batch`'s outputs.
+    public static let uncappedMegabytes: Int64 = 1 << 30
     /// `Name: value` lines sent on every HTTP request.
     public var headers: [String] = []
     /// The deadline for the whole job.
