@@ -116,6 +116,12 @@ final class BatchCLITests: XCTestCase {
         for index in 0..<8 {
             XCTAssertEqual(try numbered.frameNumber(path("u\(index).png"), near: index * 9), index * 9)
         }
+        // Two workers at once: the same pixels as `thumb`'s own decode.
+        let single = try Run.ftgst([
+            "thumb", numbered.path, "--tolerance-ms", "0", "--time-ms", "900", "-o", path("one.png"),
+        ])
+        XCTAssertEqual(single.status, 0, single.stderr)
+        XCTAssertEqual(try DecodedImage.read(path("u3.png")).rgb, try DecodedImage.read(path("one.png")).rgb)
     }
 
     /// A time past the end fails its group's one decode: each job is then run on its own, so only that job fails.
