@@ -61,7 +61,7 @@ final class BatchCLITests: XCTestCase {
 
     /// Line order; the four thumbnails of one clip come from one decode and are its exact frames; a truncated
     /// clip, a line that is not JSON, an unknown key and an unknown kind are each their own error; the storyboard
-    /// and preview lines still run. Exit 65: failures, none transient.
+    /// and preview lines still run, into folders made for them. Exit 65: failures, none transient.
     func testResultsInLineOrderWithExactFramesAndFailuresThatDoNotStopTheRest() throws {
         let times = [2000, 500, 1000, 1500]
         var lines = try times.enumerated().map { try thumbnail("t\($0.offset)", ms: $0.element, "t\($0.offset).png") }
@@ -73,10 +73,12 @@ final class BatchCLITests: XCTestCase {
             try line(["id": "typo", "kind": "thumbnail", "source": numbered.path, "output": path("x.png"), "timMs": 5]))
         lines.append(try line(["id": "odd", "kind": "poster", "source": numbered.path]))
         lines.append(
-            try line(["id": "sb", "kind": "storyboard", "source": numbered.path, "output": path("sb"), "every": 1]))
+            try line([
+                "id": "sb", "kind": "storyboard", "source": numbered.path, "output": path("deep/er/sb"), "every": 1,
+            ]))
         lines.append(
             try line([
-                "id": "pv", "kind": "preview", "source": numbered.path, "output": path("pv.png"), "timeMs": 2000,
+                "id": "pv", "kind": "preview", "source": numbered.path, "output": path("p/pv.png"), "timeMs": 2000,
             ]))
         let run = try batch([try jobsFile(lines)])
         XCTAssertEqual(run.status, 65, run.stderr)
@@ -101,8 +103,9 @@ final class BatchCLITests: XCTestCase {
             XCTAssertEqual(try numbered.frameNumber(path("t\(index).png"), near: ms * 30 / 1000), ms * 30 / 1000)
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("bad.png")))
-        XCTAssertTrue(FileManager.default.fileExists(atPath: path("sb/storyboard.vtt")))
-        XCTAssertEqual(try numbered.frameNumber(path("pv.png"), near: 60), 60)
+        // Their folders are made with their parents, as a thumbnail's are.
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path("deep/er/sb/storyboard.vtt")))
+        XCTAssertEqual(try numbered.frameNumber(path("p/pv.png"), near: 60), 60)
     }
 
     /// `--unordered -j 2`: every job once, whatever the order.

@@ -226,6 +226,7 @@ public enum Batch {
         case .storyboard(let job, let options):
             return [
                 await result(of: job) {
+                    createParent(of: options.outputDirectory)
                     let made = try await Storyboards.make(options)
                     return .init(outputs: made.sheets.map(\.path) + [made.vttPath], skipped: false, result: made.json)
                 }
@@ -233,11 +234,19 @@ public enum Batch {
         case .preview(let job, let options):
             return [
                 await result(of: job) {
+                    if let output = options.output { createParent(of: output) }
                     let made = try await Previews.render(options)
                     return .init(outputs: [made.path], skipped: false, result: made.json)
                 }
             ]
         }
+    }
+
+    /// A job's output folder is made with its parents, as a thumbnail's is (`CacheDirectory.prepare`): a jobs file
+    /// names a tree to fill. When that fails, the job itself reports why (`WRITE_FAILED`).
+    private static func createParent(of path: String) {
+        let parent = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent()
+        try? FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
     }
 
     private static func result(of job: BatchJob, _ body: () async throws -> JobResult.Success) async -> JobResult {
