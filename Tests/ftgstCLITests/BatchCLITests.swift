@@ -173,6 +173,42 @@ final class BatchCLITests: XCTestCase {
         XCTAssertEqual(try numbered.frameNumber(path("r3.jpg"), near: 75), 75)
     }
 
+    /// A storyboard's record (`storyboard.ftgst.json`) makes its rerun a skip, until a file it names changes or the
+    /// line asks for something else.
+    func testAStoryboardRerunIsSkippedUntilItsFilesOrItsLineChange() throws {
+        func storyboard(every: Double) throws -> String {
+            try jobsFile([
+                try line([
+                    "id": "sb", "kind": "storyboard", "source": numbered.path, "output": path("sb"), "every": every,
+                ])
+            ])
+        }
+        func run(_ jobs: String) throws -> [String: Any] {
+            let run = try batch([jobs])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            return try XCTUnwrap(try results(run).first)
+        }
+        let jobs = try storyboard(every: 1)
+        XCTAssertEqual(try run(jobs)["skipped"] as? Bool, false)
+        let sheet = path("sb/sheet-001.jpg")
+        let made = try Data(contentsOf: URL(fileURLWithPath: sheet))
+        let again = try run(jobs)
+        XCTAssertEqual(again["skipped"] as? Bool, true)
+        XCTAssertEqual(again["outputs"] as? [String], [sheet, path("sb/storyboard.vtt")])
+        XCTAssertEqual((again["result"] as? [String: Any])?["tiles"] as? Int, 3, "the recorded result")
+
+        var changed = made
+        changed[changed.count / 2] ^= 0xFF  // one byte of the sheet
+        try changed.write(to: URL(fileURLWithPath: sheet))
+        XCTAssertEqual(try run(jobs)["skipped"] as? Bool, false)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: sheet)), made, "made again, the same pixels")
+        XCTAssertEqual(try run(jobs)["skipped"] as? Bool, true)
+
+        let denser = try run(try storyboard(every: 0.5))
+        XCTAssertEqual(denser["skipped"] as? Bool, false, "another request")
+        XCTAssertEqual((denser["result"] as? [String: Any])?["tiles"] as? Int, 6)
+    }
+
     // MARK: - Shards
 
     /// Three `--shard i/3` processes at once on one jobs file: every job done exactly once (by the results and by

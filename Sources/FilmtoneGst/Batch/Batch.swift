@@ -226,8 +226,15 @@ public enum Batch {
         case .storyboard(let job, let options):
             return [
                 await result(of: job) {
+                    // A rerun: the record in the folder still matches the request and its files.
+                    let key = try StoryboardRecord.key(options)
+                    let folder = URL(fileURLWithPath: options.outputDirectory).standardizedFileURL
+                    if let (recorded, files) = StoryboardRecord.valid(in: folder, key: key) {
+                        return .init(outputs: files, skipped: true, result: recorded)
+                    }
                     createParent(of: options.outputDirectory)
                     let made = try await Storyboards.make(options)
+                    try StoryboardRecord.write(made, key: key)
                     return .init(outputs: made.sheets.map(\.path) + [made.vttPath], skipped: false, result: made.json)
                 }
             ]
