@@ -252,14 +252,36 @@ final class BatchCLITests: XCTestCase {
         XCTAssertEqual(leftovers, [], "no staged file left behind")
     }
 
-    /// `--shards N` takes its index from `JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job).
+    /// `--shards N` takes its index from `JOB_COMPLETION_INDEX`, as the pods of a Kubernetes Indexed Job get it:
+    /// the four indexes together do each line once.
     func testShardsFromJobCompletionIndex() throws {
         let jobs = try jobsFile(try (0..<7).map { try thumbnail("k\($0)", ms: $0 * 100, "k\($0).png") })
-        let run = try batch([jobs, "--shards", "3"], environment: ["JOB_COMPLETION_INDEX": "1"])
-        XCTAssertEqual(run.status, 0, run.stderr)
-        XCTAssertEqual(try results(run).map { $0["line"] as? Int }, [2, 5])
-        XCTAssertTrue(FileManager.default.fileExists(atPath: path("k4.png")))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: path("k0.png")))
+        var lines: [Int] = []
+        for index in 0..<4 {
+            let run = try batch([jobs, "--shards", "4"], environment: ["JOB_COMPLETION_INDEX": String(index)])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            let mine = try results(run).compactMap { $0["line"] as? Int }
+            XCTAssertEqual(mine, Array(stride(from: index + 1, through: 7, by: 4)), "index \(index)")
+            lines += mine
+        }
+        XCTAssertEqual(lines.sorted(), Array(1...7))
+        for index in 0..<7 { XCTAssertTrue(FileManager.default.fileExists(atPath: path("k\(index).png"))) }
+    }
+
+    /// The shipped Indexed Job (docs/examples/batch-indexed-job.yaml) asks for as many shards as completions, and
+    /// its failure policy names the exit statuses batch really uses.
+    func testTheKubernetesExampleMatchesBatchsShardsAndStatuses() throws {
+        let text = try String(
+            contentsOf: TestEnvironment.packageRoot.appendingPathComponent("docs/examples/batch-indexed-job.yaml"),
+            encoding: .utf8)
+        let completions = try XCTUnwrap(
+            text.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("completions:") })
+        let count = try XCTUnwrap(completions.split(separator: ":").last?.trimmingCharacters(in: .whitespaces))
+        XCTAssertTrue(text.contains("completionMode: Indexed"))
+        XCTAssertTrue(text.contains("ftgst batch /data/jobs.jsonl --shards \(count)"), "--shards equals completions")
+        XCTAssertTrue(
+            text.contains("values: [65]") && text.contains("values: [75]") && text.contains("values: [64, 66]"))
+        XCTAssertTrue(text.contains("restartPolicy: Never"), "podFailurePolicy needs it")
     }
 
     /// Bad usage of the batch itself: one `[CODE]` line, nothing on stdout, its exit status.
