@@ -28,7 +28,7 @@ enum BatchCommand {
         ],
         notes: #"""
             prints one line a job: {"id":…,"line":L,"kind":…,"status":"ok","skipped":false,"outputs":[…],"result":{…}} or {…,"status":"error","error":{"code":…,"message":…,"transient":…}}; a failed job does not stop the others
-            a thumbnail whose output already holds this request's picture (its stamp), or a storyboard whose storyboard.ftgst.json record still matches, is skipped: a rerun redoes only what is missing or stale
+            a thumbnail whose output already holds this request's picture (its stamp), a storyboard whose storyboard.ftgst.json record still matches, or a preview with its stamp, is skipped: a rerun redoes only what is missing or stale
             exit status: 0 every job done; 65 some job failed for good (bad media or line); 75 some job failed transiently (network, write, deadline): retry
             """#)
 

@@ -209,6 +209,40 @@ final class BatchCLITests: XCTestCase {
         XCTAssertEqual((denser["result"] as? [String: Any])?["tiles"] as? Int, 6)
     }
 
+    /// A preview's stamp makes its rerun a skip (the same pixels as `preview` writes), until its LUT file changes.
+    func testAPreviewRerunIsSkippedUntilItsLUTChanges() throws {
+        let cube = path("look.cube")
+        func writeCube(red: String) throws {
+            let rows = ["0 0 0", "\(red) 0 0", "0 1 0", "\(red) 1 0", "0 0 1", "\(red) 0 1", "0 1 1", "\(red) 1 1"]
+            try Data((["LUT_3D_SIZE 2"] + rows).joined(separator: "\n").appending("\n").utf8).write(
+                to: URL(fileURLWithPath: cube))
+        }
+        try writeCube(red: "1")
+        let jobs = try jobsFile([
+            try line([
+                "id": "pv", "kind": "preview", "source": numbered.path, "output": path("pv.png"), "timeMs": 1000,
+                "creativeLut": cube,
+            ])
+        ])
+        func skipped() throws -> Bool? {
+            let run = try batch([jobs])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            return try results(run).first?["skipped"] as? Bool
+        }
+        XCTAssertEqual(try skipped(), false)
+        let plain = try Run.ftgst([
+            "preview", numbered.path, "--time-ms", "1000", "--creative-lut", cube, "-o", path("plain.png"),
+        ])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        XCTAssertEqual(try DecodedImage.read(path("pv.png")).rgb, try DecodedImage.read(path("plain.png")).rgb)
+        XCTAssertEqual(try skipped(), true)
+        let before = try DecodedImage.read(path("pv.png"))
+        try writeCube(red: "0.5")  // another look in the same file
+        XCTAssertEqual(try skipped(), false)
+        XCTAssertNotEqual(try DecodedImage.read(path("pv.png")).rgb, before.rgb)
+        XCTAssertEqual(try skipped(), true)
+    }
+
     // MARK: - Shards
 
     /// Three `--shard i/3` processes at once on one jobs file: every job done exactly once (by the results and by

@@ -241,8 +241,12 @@ public enum Batch {
         case .preview(let job, let options):
             return [
                 await result(of: job) {
-                    if let output = options.output { createParent(of: output) }
-                    let made = try await Previews.render(options)
+                    let (request, key) = try PreviewStamp.key(options)
+                    if let recorded = PreviewStamp.valid(request, key: key) {
+                        return .init(outputs: [request.output.path], skipped: true, result: recorded)
+                    }
+                    createParent(of: request.output.path)
+                    let made = try await PreviewStamp.render(request, key: key)
                     return .init(outputs: [made.path], skipped: false, result: made.json)
                 }
             ]

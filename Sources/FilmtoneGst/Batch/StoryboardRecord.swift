@@ -14,13 +14,12 @@ enum StoryboardRecord {
     static func key(_ options: StoryboardOptions) throws -> String {
         let request = try StoryboardRequest(options)
         let identity = try MezzanineStore.identity(of: request.frame.source)
-        let text = [
-            "ftgst-storyboard v1", "location \(identity.location)", "size \(identity.size.map(String.init) ?? "-")",
-            "mtime-ns \(identity.modifiedNanoseconds.map(String.init) ?? "-")",
-            "inode \(identity.inode.map(String.init) ?? "-")", "width \(options.tileWidth)",
-            "grid \(request.columns)x\(request.rows)", "every-ms \(request.intervalMilliseconds)",
-            "tolerance-ms \(request.toleranceMilliseconds)", "quality \(request.quality)",
-        ].joined(separator: "\n")
+        let text =
+            (["ftgst-storyboard v1"] + identity.keyLines() + [
+                "width \(options.tileWidth)",
+                "grid \(request.columns)x\(request.rows)", "every-ms \(request.intervalMilliseconds)",
+                "tolerance-ms \(request.toleranceMilliseconds)", "quality \(request.quality)",
+            ]).joined(separator: "\n")
         return SHA256.hex(of: Array(text.utf8))
     }
 
