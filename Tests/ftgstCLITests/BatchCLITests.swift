@@ -143,6 +143,17 @@ final class BatchCLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path("late.png")))
     }
 
+    /// `-` reads the jobs from stdin (a pipe from another program).
+    func testJobsFromStandardInput() throws {
+        let jobs = try jobsFile([try thumbnail("in", ms: 1000, "in.png")])
+        // The paths are the shell's arguments ($0, $1), never part of its command text.
+        let run = try Run.process(
+            URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" batch - < "$1""#, TestEnvironment.binary.path, jobs])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(try results(run).map { $0["id"] as? String }, ["in"])
+        XCTAssertEqual(try numbered.frameNumber(path("in.png"), near: 30), 30)
+    }
+
     // MARK: - Reruns
 
     /// A rerun skips every valid output (byte for byte the same file), redoes a corrupted one, a deleted one and
