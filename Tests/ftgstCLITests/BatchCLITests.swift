@@ -388,6 +388,22 @@ final class BatchCLITests: XCTestCase {
         XCTAssertEqual(try results(retry)[4]["skipped"] as? Bool, true, "the job already done is skipped")
     }
 
+    /// A thumbnail or preview whose output is its own source is refused: the photo is left as it was.
+    func testAnOutputThatIsTheSourceIsRefusedAndTheSourceKept() throws {
+        let photo = path("photo.png")
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("photo.png"), toPath: photo)
+        let before = try Data(contentsOf: URL(fileURLWithPath: photo))
+        let run = try batch([
+            try jobsFile([
+                try line(["id": "self", "kind": "thumbnail", "source": photo, "output": dir.path + "/./photo.png"]),
+                try line(["id": "look", "kind": "preview", "source": photo, "output": photo]),
+            ])
+        ])
+        XCTAssertEqual(run.status, 65, run.stderr)
+        XCTAssertEqual(try results(run).map(errorCode), ["INVALID_ARGUMENT", "INVALID_ARGUMENT"])
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: photo)), before)
+    }
+
     /// A server answering 503 is a transient `REMOTE_FETCH_FAILED` (exit 75) while a served clip succeeds.
     func testARemoteSourceAnswering503IsTransient() throws {
         let (server, _) = try HTTPTestServer.serving("numbered.mp4", as: "clip.mp4", in: self)

@@ -122,6 +122,8 @@ public enum Batch {
                 }
             }
         }
+        // Every job has one result; should one ever be missing, the later ones still come out, in order.
+        for line in order { if let result = waiting.removeValue(forKey: line) { emit(result) } }
         return summary
     }
 
@@ -242,6 +244,11 @@ public enum Batch {
             return [
                 await result(of: job) {
                     let (request, key) = try PreviewStamp.key(options)
+                    if case .local(let path) = request.frame.source,
+                        URL(fileURLWithPath: path).standardizedFileURL == request.output.standardizedFileURL
+                    {
+                        throw FilmtoneError(.invalidArgument, "'output' is the source itself: \(path)")
+                    }
                     if let recorded = PreviewStamp.valid(request, key: key) {
                         return .init(outputs: [request.output.path], skipped: true, result: recorded)
                     }
@@ -283,6 +290,12 @@ public enum Batch {
                 if case .milliseconds(let ms) = member.time { options.timeMilliseconds = ms }
                 var request = try ThumbnailRequest(options)
                 request.picksTime = member.time == .auto
+                // As `thumb -o` refuses it: the source's own name would have its thumbnail written over it.
+                if case .local(let path) = request.source,
+                    URL(fileURLWithPath: path).standardizedFileURL == request.output.standardizedFileURL
+                {
+                    throw FilmtoneError(.invalidArgument, "'output' is the source itself: \(path)")
+                }
                 checked.append((member, request))
             } catch {
                 results.append(await result(of: member.job) { throw error })
@@ -296,10 +309,13 @@ public enum Batch {
                 try ThumbnailSet.run(requests, times: times, isCancelled: isCancelled).0
             }
             for (entry, picture) in zip(checked, pictures) {
-                guard case .object(var fields) = picture.json else { continue }
-                fields.append(("decodeGroup", .int(Int64(checked.count))))
+                var result = picture.json
+                if case .object(var fields) = result {
+                    fields.append(("decodeGroup", .int(Int64(checked.count))))
+                    result = .object(fields)
+                }
                 let done = JobResult.Success(
-                    outputs: [picture.result.path], skipped: picture.result.cached, result: .object(fields))
+                    outputs: [picture.result.path], skipped: picture.result.cached, result: result)
                 results.append(
                     JobResult(
                         line: entry.member.job.line, id: entry.member.job.id, kind: entry.member.job.kind,
