@@ -29,7 +29,7 @@ enum BatchCommand {
         notes: #"""
             prints one line a job: {"id":…,"line":L,"kind":…,"status":"ok","skipped":false,"outputs":[…],"result":{…}} or {…,"status":"error","error":{"code":…,"message":…,"transient":…}}; a failed job does not stop the others
             a thumbnail whose output already holds this request's picture (its stamp), a storyboard whose storyboard.ftgst.json record still matches, or a preview with its stamp, is skipped: a rerun redoes only what is missing or stale
-            exit status: 0 every job done; 65 some job failed for good (bad media or line); 75 some job failed transiently (network, write, deadline): retry
+            exit status: 0 every job done; 65 some job failed for good (bad media or line); 75 some job failed transiently (network, a write, a remote deadline): retry
             """#)
 
     static func run(_ words: [String]) async throws -> Int32 {
