@@ -15,7 +15,7 @@ final class BatchJobTests: XCTestCase {
 
     func testAThumbnailLineBecomesAStampedEntryOfItsOutputFolder() throws {
         let parsed = job(
-            #"{"id":"a","kind":"thumbnail","source":"/m/c.mp4","output":"/out/x/a.PNG","time":"1:02.5","toleranceMs":0,"maxWidth":320,"headers":["X-A: 1"]}"#
+            #"{"id":"a","kind":"thumbnail","source":"/m/c.mp4","output":"/out/x/a.PNG","time":"1:02.5","toleranceMs":0,"maxWidth":320,"headers":["X-A: 1"],"toneMap":"off"}"#
         )
         XCTAssertEqual(parsed.id, "a")
         XCTAssertEqual(parsed.kind, "thumbnail")
@@ -30,15 +30,18 @@ final class BatchJobTests: XCTestCase {
         XCTAssertEqual(options.maxWidth, 320)
         XCTAssertEqual(options.maxHeight, 512, "thumb's default")
         XCTAssertEqual(options.headers, ["X-A: 1"])
+        XCTAssertEqual(options.toneMap, "off")
         XCTAssertEqual(options.cacheCapMegabytes, ThumbnailOptions.uncappedMegabytes)
         XCTAssertNil(options.output, "not thumb -o: that file would carry no stamp")
     }
 
     func testStoryboardSecondsAsANumberOrTheCLIsText() throws {
-        let parsed = job(#"{"kind":"storyboard","source":"c.mp4","output":"sb","every":2.5,"tolerance":"1:00"}"#)
+        let parsed = job(
+            #"{"kind":"storyboard","source":"c.mp4","output":"sb","every":2.5,"tolerance":"1:00","toneMap":"off"}"#)
         guard case .success(.storyboard(let options)) = parsed.work else { return XCTFail("\(parsed.work)") }
         XCTAssertEqual(options.intervalMilliseconds, 2500)
         XCTAssertEqual(options.toleranceMilliseconds, 60_000)
+        XCTAssertEqual(options.toneMap, "off")
         XCTAssertNil(parsed.id)
     }
 
@@ -94,11 +97,12 @@ final class BatchJobTests: XCTestCase {
         lines.append(job(#"{"kind":"thumbnail","source":"b.mp4","output":"/o/b.jpg"}"#, line: 41))
         lines.append(job(#"{"kind":"thumbnail","source":"a.mp4","maxWidth":64,"output":"/o/small.jpg"}"#, line: 42))
         lines.append(job(#"{"kind":"thumbnail","source":"a.mp4","output":"/other/a.jpg"}"#, line: 43))
+        lines.append(job(#"{"kind":"thumbnail","source":"a.mp4","toneMap":"off","output":"/o/sdr.jpg"}"#, line: 44))
         let sizes = Batch.plan(lines).map { unit -> Int in
             if case .thumbnails(let members) = unit { return members.count }
             return 0
         }
-        XCTAssertEqual(sizes.sorted(), [1, 1, 1, 8, 32])
+        XCTAssertEqual(sizes.sorted(), [1, 1, 1, 1, 8, 32])
     }
 
     func testALaterLineNamingTheSameOutputIsRefused() {

@@ -209,12 +209,13 @@ public enum Batch {
     }
 
     /// What thumbnail jobs must share to come from one pipeline: the source, the box it is scaled to, the
-    /// headers and deadline it is fetched with, and the folder their files are committed in.
+    /// headers and deadline it is fetched with, the folder their files are committed in, and the tone-map setting
+    /// (the pipeline's own).
     static func groupKey(_ options: ThumbnailOptions) -> String {
         let fields: [JSONValue] = [
             .string(options.source), .int(Int64(options.maxWidth)), .int(Int64(options.maxHeight)),
             .array(options.headers.map(JSONValue.string)), .int(options.timeoutMilliseconds),
-            .string(options.cacheDirectory ?? ""),
+            .string(options.cacheDirectory ?? ""), .string(options.toneMap),
         ]
         return JSONValue.array(fields).serialized
     }

@@ -27,12 +27,13 @@ public struct BatchJob: Sendable {
     /// `thumbnail`: `thumb`'s options (one time a job; `output` is required and names the file).
     public static let thumbnailKeys: Set<String> = [
         "source", "output", "timeMs", "time", "toleranceMs", "maxWidth", "maxHeight", "format", "quality", "headers",
-        "timeoutMs",
+        "timeoutMs", "toneMap",
     ]
     /// `storyboard`: `storyboard`'s options (`output` is the folder; `every` and `tolerance` in seconds, a number or
     /// the CLI's text: `2.5`, `"2.5s"`, `"1:00"`).
     public static let storyboardKeys: Set<String> = [
         "source", "output", "width", "columns", "rows", "every", "tolerance", "quality", "headers", "timeoutMs",
+        "toneMap",
     ]
 
     /// Reads line `line` (its text without the newline). Never throws: a bad line is a job whose work is an error.
@@ -103,6 +104,7 @@ public struct BatchJob: Sendable {
         if let value = try request.number("quality") { options.quality = value }
         if let value = try request.strings("headers") { options.headers = value }
         if let value = try request.whole("timeoutMs") { options.timeoutMilliseconds = value }
+        if let value = try request.string("toneMap") { options.toneMap = value }
         // The output is a stamped entry of its own folder, as `thumb --cache-dir D --cache-name N` writes one: a
         // rerun whose file carries the same request key returns it without decoding. Never evicted (no cap).
         guard let named = ThumbnailRequest.format(ofFileNamed: output) else {
@@ -131,6 +133,7 @@ public struct BatchJob: Sendable {
         if let value = try request.number("quality") { options.quality = value }
         if let value = try request.strings("headers") { options.headers = value }
         if let value = try request.whole("timeoutMs") { options.timeoutMilliseconds = value }
+        if let value = try request.string("toneMap") { options.toneMap = value }
         return .storyboard(options)
     }
 

@@ -25,6 +25,7 @@ enum PreviewStamp {
                 "time-ms \(request.frame.time.milliseconds)", "tolerance-ms \(request.frame.tolerance.milliseconds)",
                 "box \(request.frame.maxWidth)x\(request.frame.maxHeight)", "format \(request.format.rawValue)",
                 "quality \(request.format == .jpeg ? String(request.quality) : "-")", "mezzanine \(options.mezzanine)",
+                "tone-map \(request.frame.toneMap ? "on" : "off")",
             ]).joined(separator: "\n")
         return (request, SHA256.hex(of: Array(text.utf8)))
     }

@@ -19,6 +19,7 @@ enum StoryboardRecord {
                 "width \(options.tileWidth)",
                 "grid \(request.columns)x\(request.rows)", "every-ms \(request.intervalMilliseconds)",
                 "tolerance-ms \(request.toleranceMilliseconds)", "quality \(request.quality)",
+                "tone-map \(request.frame.toneMap ? "on" : "off")",
             ]).joined(separator: "\n")
         return SHA256.hex(of: Array(text.utf8))
     }
