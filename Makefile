@@ -7,7 +7,7 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs bench-storyboard bench-thumbnailer bench-tonemap \
+.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs bench-storyboard bench-batch bench-thumbnailer bench-tonemap \
 	man completions share install uninstall stage deb clean \
 	ts-client test-ts-client test-studio test-ts-browser
 
@@ -154,6 +154,11 @@ bench-storyboard: release
 # without one (bench/README.md, docs/PERFORMANCE.md).
 bench-tonemap: release
 	bench/tonemap.sh
+
+# ftgst batch: 40 exact thumbnails (4 times of 10 1080p clips) in one process against the 40 ffmpeg processes
+# (bench/README.md, docs/PERFORMANCE.md).
+bench-batch: release
+	bench/batch.sh
 
 # Installing. `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a tree; without DESTDIR it installs for real.
 # The GStreamer plugin goes where GStreamer looks under that prefix (/usr: plain gst-inspect-1.0 finds it; other

@@ -88,7 +88,8 @@ struct CommandSpec: Sendable {
 /// The commands in the order `ftgst --help` lists them.
 enum Commands {
     static let all: [CommandSpec] = [
-        ThumbCommand.spec, StoryboardCommand.spec, PreviewCommand.spec, LUTCommand.spec, ProbeCommand.spec,
+        ThumbCommand.spec, StoryboardCommand.spec, BatchCommand.spec, PreviewCommand.spec, LUTCommand.spec,
+        ProbeCommand.spec,
         ExportCommand.spec,
         PresetsCommand.spec, CancelCommand.spec, SaveCommand.spec, ShareCommand.spec, MezzanineCommand.spec,
         ThumbnailerCommand.spec,

@@ -139,10 +139,17 @@ enum ManPage {
 
     static let exitStatusIntroduction = """
         The code is printed as [CODE] at the start of the one line on stderr; codes and statuses are stable, the \
-        message is for people. A command stopped by Ctrl-C outside export ends by the signal (the shell reports 130).
+        message is for people. A command stopped by Ctrl-C outside export ends by the signal (the shell reports 130). \
+        batch reports each job's code in its result line and exits 0 when every job was done, 65 when some job \
+        failed for good (bad media or a bad line) and none transiently, 75 when some job failed transiently \
+        (REMOTE_FETCH_FAILED, WRITE_FAILED, INTERNAL, CANCELLED, EXPORT_BUSY: retry it).
         """
 
     static let environment: [(String, String)] = [
+        (
+            "JOB_COMPLETION_INDEX",
+            "batch --shards N: this process's shard, 0…N-1 (what a Kubernetes Indexed Job sets in each pod)."
+        ),
         (
             "FTGST_PRESETS",
             "a folder of *.preset files that export and presets choose among, instead of the built-in presets (--presets wins)."

@@ -3,13 +3,15 @@ import Foundation
 
 // ftgst: parse, validate, run; one catch maps every error to `[CODE] message` on stderr and its exit status.
 
-func runCommand(_ words: [String]) async throws {
+/// Runs one command; returns its exit status when it finishes without an error (0 but for `batch`).
+func runCommand(_ words: [String]) async throws -> Int32 {
     guard let command = words.first else { throw usage("no command given (see ftgst --help)") }
     let rest = Array(words.dropFirst())
     switch command {
     case "thumb": try await ThumbCommand.run(rest)
     case "thumbnailer": try await ThumbnailerCommand.run(rest)
     case "storyboard": try await StoryboardCommand.run(rest)
+    case "batch": return try await BatchCommand.run(rest)
     case "preview": try await PreviewCommand.run(rest)
     case "lut": try await LUTCommand.run(rest)
     case "probe": try await ProbeCommand.run(rest)
@@ -29,11 +31,12 @@ func runCommand(_ words: [String]) async throws {
         let nearest = Arguments.nearest(to: command, among: Set(Commands.names)).map { " (did you mean \($0)?)" } ?? ""
         throw usage("unknown command '\(command)'\(nearest) (see ftgst --help)")
     }
+    return 0
 }
 
 var status: Int32 = 0
 do {
-    try await runCommand(Array(CommandLine.arguments.dropFirst()))
+    status = try await runCommand(Array(CommandLine.arguments.dropFirst()))
 } catch let error as FilmtoneError {
     FileHandle.standardError.write(Data((error.description + "\n").utf8))
     status = error.code.exitStatus

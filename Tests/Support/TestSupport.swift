@@ -314,3 +314,29 @@ package enum TestBytes {
         return out
     }
 }
+
+/// `numbered.mp4` (90 frames, 160×120, 30 fps), whose frame n is a flat grey that encodes n: which frame a picture
+/// of it shows, read back from its pixels. Reference frames are decoded by ffmpeg once each and kept.
+package final class NumberedClip {
+    package let path: String
+    private var frames: [Int: DecodedImage] = [:]
+
+    package init() throws { path = try TestEnvironment.fixture("numbered.mp4") }
+
+    /// The frame number a picture shows: the nearest, by mean grey, of the frames around `expected` (neighbours
+    /// differ by 8 luma codes).
+    package func frameNumber(_ picture: String, near expected: Int) throws -> Int {
+        let image = try DecodedImage.read(picture)
+        let distances = try (max(0, expected - 2)...min(89, expected + 2)).map { index in
+            (index, image.meanDifference(try frame(index)))
+        }
+        return distances.min { $0.1 < $1.1 }!.0
+    }
+
+    private func frame(_ index: Int) throws -> DecodedImage {
+        if let known = frames[index] { return known }
+        let decoded = try DecodedImage.frame(of: path, index: index, width: 160, height: 120)
+        frames[index] = decoded
+        return decoded
+    }
+}

@@ -4,16 +4,11 @@ import XCTest
 /// `ftgst thumb` with several times (issue 13, item 2), on `numbered.mp4`, whose frame n is a flat grey that encodes
 /// n: each picture's number is read back from its pixels.
 final class ThumbTimesCLITests: XCTestCase {
-    /// The frame number a picture of `numbered.mp4` shows: the nearest, by mean grey, of ffmpeg's frames around
-    /// `expected` (neighbours differ by 8 luma codes).
+    private let numbered = Result { try NumberedClip() }
+
+    /// The frame number a picture of `numbered.mp4` shows (`NumberedClip`).
     private func frameNumber(_ path: String, near expected: Int) throws -> Int {
-        let clip = try TestEnvironment.fixture("numbered.mp4")
-        let image = try DecodedImage.read(path)
-        let candidates = max(0, expected - 2)...min(89, expected + 2)
-        let distances = try candidates.map { index in
-            (index, image.meanDifference(try DecodedImage.frame(of: clip, index: index, width: 160, height: 120)))
-        }
-        return distances.min { $0.1 < $1.1 }!.0
+        try numbered.get().frameNumber(path, near: expected)
     }
 
     private func lines(_ result: ProcessResult) throws -> [[String: Any]] {

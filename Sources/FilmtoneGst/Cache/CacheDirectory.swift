@@ -80,6 +80,8 @@ enum CacheDirectory {
     /// cannot lock exclusively). Call it holding the folder's lock: leases are taken under it too, so no lease can
     /// start between the check and the unlink. A file another process removed first is not an error.
     static func evict(in directory: URL, capBytes: Int64, keep: String, startedAt: Date?, owned: (URL) -> Bool) {
+        // No cap (a batch's named outputs): not even listed, which would cost a stat per file per commit.
+        guard capBytes < ThumbnailOptions.uncappedMegabytes * 1024 * 1024 else { return }
         for name in evictionPlan(
             entries: entries(in: directory, owned: owned), capBytes: capBytes, keep: keep, startedAt: startedAt)
         {

@@ -13,6 +13,19 @@ struct SourceIdentity: Hashable, Codable, Sendable {
     var inode: UInt64?
 }
 
+extension SourceIdentity {
+    /// The identity as the lines a request key hashes (thumbnails' stamps, batch's storyboard records and
+    /// preview stamps): `location …`, `size …`, `mtime-ns …`, `inode …`, `-` for what a remote source lacks.
+    /// `prefix` names whose identity it is when a key holds several (a LUT file's).
+    func keyLines(prefix: String = "") -> [String] {
+        [
+            "\(prefix)location \(location)", "\(prefix)size \(size.map(String.init) ?? "-")",
+            "\(prefix)mtime-ns \(modifiedNanoseconds.map(String.init) ?? "-")",
+            "\(prefix)inode \(inode.map(String.init) ?? "-")",
+        ]
+    }
+}
+
 /// The settings a mezzanine is built with. Everything that changes its bytes is in `description`, which goes
 /// into the cache key, so a change of encoder settings (or `formatVersion`) never reuses an old file.
 struct MezzanineSettings: Equatable, Codable {

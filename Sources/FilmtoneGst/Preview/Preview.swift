@@ -49,7 +49,11 @@ public struct PreviewOptions: RenderJobOptions, Sendable {
     /// Reads a JSON request: an object with the keys above (`source` required). Unknown keys and wrong types are
     /// `INVALID_ARGUMENT`, so a typo never silently falls back to a default.
     public static func fromJSON(_ data: Data) throws -> PreviewOptions {
-        let request = try JSONRequest(data)
+        try fromJSON(try JSONRequest(data))
+    }
+
+    /// The same, from an object already read (a `preview` line of `ftgst batch`).
+    static func fromJSON(_ request: JSONRequest) throws -> PreviewOptions {
         try request.refuseUnknownKeys(keys)
         var options = PreviewOptions(source: "")
         try options.render.read(request)
@@ -167,10 +171,15 @@ public enum Previews {
         return try await runDetached { isCancelled in try run(request, isCancelled: isCancelled) }
     }
 
-    static func run(_ request: PreviewRequest, isCancelled: @escaping () -> Bool) throws -> PreviewResult {
+    /// `stamp`: the request key written into the image (`ImageStamp`, as a thumbnail's), so that `ftgst batch`
+    /// can tell a preview it already made; nil (the `preview` command) writes the plain image.
+    static func run(_ request: PreviewRequest, stamp: String? = nil, isCancelled: @escaping () -> Bool) throws
+        -> PreviewResult
+    {
         let started = ContinuousClock.now
         let (frame, usedMezzanine) = try grab(request, isCancelled: isCancelled)
-        return try write(frame, request, usedMezzanine: usedMezzanine, started: started, isCancelled: isCancelled)
+        return try write(
+            frame, request, usedMezzanine: usedMezzanine, started: started, stamp: stamp, isCancelled: isCancelled)
     }
 
     /// The frame the request shows: from a ready mezzanine when there is one, else decoded from the source, with
@@ -193,10 +202,14 @@ public enum Previews {
     /// Encodes `frame` and writes it to the request's output (atomically).
     static func write(
         _ frame: GrabbedFrame, _ request: PreviewRequest, usedMezzanine: Bool, started: ContinuousClock.Instant,
-        isCancelled: () -> Bool
+        stamp: String? = nil, isCancelled: () -> Bool
     ) throws -> PreviewResult {
         if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
-        let bytes = try ImageEncoder.encode(frame.image, format: request.format, quality: request.quality)
+        var bytes = try ImageEncoder.encode(frame.image, format: request.format, quality: request.quality)
+        if let stamp {
+            bytes = ImageStamp.insert(
+                timeMilliseconds: frame.time.milliseconds, request: stamp, into: bytes, format: request.format)
+        }
         let elapsed = ContinuousClock.now - started
         try StagedFile.write(bytes, to: request.output)
         let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000

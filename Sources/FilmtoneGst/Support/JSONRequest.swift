@@ -18,6 +18,11 @@ struct JSONRequest {
             throw JSONRequest.invalid("not valid JSON: \(error)")
         }
         guard case .object(let fields) = value else { throw JSONRequest.invalid("not a JSON object") }
+        try self.init(fields: fields)
+    }
+
+    /// An object already parsed by `JSONValue.parse` (a line of `ftgst batch`'s jobs file), whose keys are unique.
+    init(fields: [(String, JSONValue)]) throws {
         object = Dictionary(fields, uniquingKeysWith: { first, _ in first })  // keys are unique: parse checks
     }
 

@@ -28,6 +28,8 @@ public struct ThumbnailOptions: Sendable {
     /// `cacheName` must then be nil.
     public var output: String? = nil
     public var cacheCapMegabytes: Int64 = 100
+    /// The largest cap, which nothing is evicted under (not even listed): `ftgst batch`'s outputs.
+    public static let uncappedMegabytes: Int64 = 1 << 30
     /// `Name: value` lines sent on every HTTP request.
     public var headers: [String] = []
     /// The deadline for the whole job.
@@ -74,15 +76,13 @@ struct ThumbnailRequest {
     /// the source's identity (location; for a local file also size, mtime in ns and inode), time, tolerance, box,
     /// format, (JPEG) quality and the tone-map setting — in a fixed text form. Pure.
     func cacheKey(source identity: SourceIdentity) -> String {
-        let text = [
-            "ftgst-thumbnail v1", "location \(identity.location)", "size \(identity.size.map(String.init) ?? "-")",
-            "mtime-ns \(identity.modifiedNanoseconds.map(String.init) ?? "-")",
-            "inode \(identity.inode.map(String.init) ?? "-")",
-            "time-ms \(picksTime ? "auto" : String(time.milliseconds))",
-            "tolerance-ms \(tolerance.milliseconds)", "box \(frame.maxWidth)x\(frame.maxHeight)",
-            "format \(format.rawValue)", "quality \(format == .jpeg ? String(quality) : "-")",
-            "tone-map \(frame.toneMap ? "on" : "off")",
-        ].joined(separator: "\n")
+        let text =
+            (["ftgst-thumbnail v1"] + identity.keyLines() + [
+                "time-ms \(picksTime ? "auto" : String(time.milliseconds))",
+                "tolerance-ms \(tolerance.milliseconds)", "box \(frame.maxWidth)x\(frame.maxHeight)",
+                "format \(format.rawValue)", "quality \(format == .jpeg ? String(quality) : "-")",
+                "tone-map \(frame.toneMap ? "on" : "off")",
+            ]).joined(separator: "\n")
         return SHA256.hex(of: Array(text.utf8))
     }
 
