@@ -98,6 +98,30 @@ final class PreviewCLITests: XCTestCase {
 
     /// The output's extension is honoured (a JPEG under `.jpg`/`.jpeg`, a PNG under `.png`) or refused, never
     /// ignored: `-o x.jpg` used to write a PNG under that name.
+    /// A preview written over what it reads is refused before anything runs, by path or through a hard link:
+    /// the source, or a LUT file; each is left byte for byte as it was.
+    func testAPreviewOverItsSourceOrLUTIsRefusedAndNothingIsLost() throws {
+        let photo = out("photo.png")
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("photo.png"), toPath: photo)
+        let link = out("link.png")
+        try FileManager.default.linkItem(atPath: photo, toPath: link)
+        let lut = out("look.cube")
+        try FileManager.default.copyItem(atPath: look, toPath: lut)
+        let photoBytes = try Data(contentsOf: URL(fileURLWithPath: photo))
+        let lutBytes = try Data(contentsOf: URL(fileURLWithPath: lut))
+        for (arguments, what) in [
+            (["preview", photo, "-o", photo], "source"), (["preview", photo, "-o", link], "source"),
+            (["preview", photo, "--creative-lut", lut, "-o", lut, "--format", "png"], "creative LUT"),
+            (["preview", photo, "--input-lut", lut, "-o", lut, "--format", "png"], "input LUT"),
+        ] {
+            let result = try Run.ftgst(arguments)
+            assertFailure(result, code: "INVALID_ARGUMENT", status: 64)
+            XCTAssertTrue(result.stderr.contains("would overwrite the \(what)"), result.stderr)
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: photo)), photoBytes)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: lut)), lutBytes)
+    }
+
     func testTheOutputsExtensionDecidesTheEncodingOrIsRefused() throws {
         let photo = try TestEnvironment.fixture("photo.png")
         func magic(_ name: String) -> [UInt8] {

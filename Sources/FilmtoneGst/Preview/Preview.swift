@@ -110,6 +110,16 @@ struct PreviewRequest {
     /// parses them (with the same errors) when the file is new or changed.
     init(_ options: PreviewOptions, parseLUTs: Bool = true) throws {
         let render = try RenderRequest(options.render)
+        // The preview must not be written over what it reads, whatever the path (a symlink, a hard link): the
+        // source, or a LUT file. The staged write would replace it; nothing that was there would be left.
+        var inputs: [(String, String)] = []
+        if case .local(let path) = try MediaSource.parse(options.source) { inputs.append((path, "source")) }
+        let luts = render.lookPaths()
+        inputs += [luts.inputLUT.map { ($0, "input LUT") }, luts.creativeLUT.map { ($0, "creative LUT") }]
+            .compactMap { $0 }
+        for (path, what) in inputs where ExportRequest.isSameFile(path, render.output.path) {
+            throw FilmtoneError(.invalidArgument, "the preview would overwrite the \(what): \(path)")
+        }
         let common = try FrameOptions(
             source: options.source, headers: options.headers, timeMilliseconds: options.timeMilliseconds,
             toleranceMilliseconds: options.toleranceMilliseconds, maxWidth: options.maxWidth,
