@@ -32,6 +32,26 @@ final class ThumbCLITests: XCTestCase {
 
     // MARK: - Success
 
+    /// A thumbnail named over its own source (`--cache-dir` and `--cache-name` beside it, or `-o` through a hard
+    /// link) is refused before anything is written: the photo is left byte for byte as it was.
+    func testAThumbnailNamedOverItsSourceIsRefusedAndTheSourceKept() throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let photo = folder.appendingPathComponent("photo.jpg").path
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("photo.jpg"), toPath: photo)
+        let link = folder.appendingPathComponent("link.jpg").path
+        try FileManager.default.linkItem(atPath: photo, toPath: link)
+        let before = try Data(contentsOf: URL(fileURLWithPath: photo))
+        for options in [
+            ["--cache-dir", folder.path, "--cache-name", "photo"],
+            ["--cache-dir", folder.path + "/.", "--cache-name", "link.jpg"], ["-o", link],
+        ] {
+            let result = try Run.ftgst(["thumb", photo] + options)
+            assertFailure(result, code: "INVALID_ARGUMENT", status: 64)
+            XCTAssertTrue(result.stderr.contains("source itself"), result.stderr)
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: photo)), before)
+    }
+
     func testVideoThumbnailJSONDescribesTheWrittenFile() throws {
         let clip = try TestEnvironment.fixture("clip.mp4")
         let json = try success(try thumb(clip, ["--time-ms", "1000"], name: "first"))

@@ -133,7 +133,7 @@ struct ThumbnailRequest {
             cacheDirectory = file.deletingLastPathComponent()
             fileName = file.lastPathComponent
             isOwnFile = true
-            if case .local(let path) = frame.source, URL(fileURLWithPath: path).standardizedFileURL == file {
+            if case .local(let path) = frame.source, ExportRequest.isSameFile(path, file.path) {
                 throw invalid("-o is the source itself: \(output)")
             }
             return
@@ -149,6 +149,12 @@ struct ThumbnailRequest {
             fileName = name
         } else {
             fileName = "\(name).\(format.fileExtension)"
+        }
+        // `--cache-dir . --cache-name photo` next to photo.jpg names the source itself (or a link to it): refused,
+        // as -o is, before anything is written over it.
+        let target = URL(fileURLWithPath: fileName, relativeTo: cacheDirectory).standardizedFileURL.path
+        if case .local(let path) = frame.source, ExportRequest.isSameFile(path, target) {
+            throw invalid("--cache-dir and --cache-name name the source itself: \(target)")
         }
     }
 
