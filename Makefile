@@ -7,7 +7,7 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs bench-storyboard bench-batch bench-thumbnailer bench-tonemap \
+.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs bench-photos bench-storyboard bench-batch bench-thumbnailer bench-tonemap \
 	man completions share install uninstall stage deb clean \
 	ts-client test-ts-client test-studio test-ts-browser
 
@@ -115,6 +115,10 @@ demo: release
 
 bench: release
 	bench/thumb.sh
+
+# A 6 and a 24-megapixel PNG and a 24-megapixel WebP photo to a 512-px thumbnail against ffmpeg (bench/README.md).
+bench-photos: release
+	CLIPS="photo6mp-png.ffmpeg photo24mp-png.ffmpeg photo24mp-webp.ffmpeg" bench/thumb.sh
 
 # Five exact thumbnails of a 1080p clip from one ftgst thumb against five ffmpeg processes (bench/README.md).
 bench-thumbs: release

@@ -28,11 +28,11 @@ let package = Package(
             pkgConfig: "gstreamer-video-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
         ),
-        // The image codecs: TurboJPEG and libpng (their headers are in the default include path).
+        // The image codecs: TurboJPEG, libpng and libwebp (their headers are in the default include path).
         .systemLibrary(
             name: "CImageCodecs",
             pkgConfig: "libpng",
-            providers: [.apt(["libturbojpeg0-dev", "libpng-dev"])]
+            providers: [.apt(["libturbojpeg0-dev", "libpng-dev", "libwebp-dev"])]
         ),
         // libsoup 3: the HTTP and WebSocket server (and the client session its tests use).
         .systemLibrary(name: "CSoup", pkgConfig: "libsoup-3.0", providers: [.apt(["libsoup-3.0-dev"])]),
@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "SoupKit", dependencies: ["CSoup", "FilmtoneCore"]),
         // ftgst's own GStreamer elements and the `filmtone` plugin entry point.
         .target(name: "FilmtoneElements", dependencies: ["CGst", "GstKit", "FilmtoneLooks", "FilmtoneCore"]),
-        // JPEG and PNG encoding of packed RGB images.
+        // JPEG and PNG encoding of packed RGB images; JPEG, PNG and WebP decoding at the size shown.
         .target(
             name: "ImageCodecs", dependencies: ["CImageCodecs", "FilmtoneCore"]
         ),

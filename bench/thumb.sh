@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: `ftgst thumb` against ffmpeg for one exact-seek 320x320-box JPEG at 5.5 s
 # of a 1080p H.264 clip whose only keyframe before 5.5 s is at 0 s, and for one
-# 512x512-box JPEG of a 24-megapixel JPEG photo (texts named photo*).
+# 512x512-box JPEG of a 24-megapixel JPEG photo (texts named photo*; photo*-png and
+# photo*-webp are PNG and WebP photos: make bench-photos).
 #
 #   bench/thumb.sh            human-readable report on stdout (progress on stderr)
 #   bench/thumb.sh --json     one JSON object on stdout instead
@@ -30,6 +31,8 @@ for text in ${CLIPS:-clip1080.gst gop30.gst web1080.ffmpeg photo24mp.ffmpeg}; do
   [ -f "$text_file" ] || die "missing clip text $text_file"
   kind=()
   case "$text" in
+    photo*-png.*) kind=(--photo); clip="$(make_clip "$text_file" png)" ;;
+    photo*-webp.*) kind=(--photo); clip="$(make_clip "$text_file" webp)" ;;
     photo*) kind=(--photo); clip="$(make_clip "$text_file" jpg)" ;;
     *) clip="$(make_clip "$text_file")" ;;
   esac

@@ -177,7 +177,8 @@ final class ErrorClassifierTests: XCTestCase {
     }
 
     /// Through the library: a preview and a thumbnail of each picture GStreamer cannot decode throw
-    /// UNSUPPORTED_FORMAT with the reason.
+    /// UNSUPPORTED_FORMAT with the reason (a 16-bit RGB PNG's thumbnail is libpng's, which decodes it right:
+    /// ScaledPhotoTests).
     func testTheLibraryReportsUnsupportedPictures() async throws {
         let folder = try TestEnvironment.temporaryDirectory(self)
         for fixture in ["cmyk.jpg", "animated.webp", "photo.avif", "deep16.png"] {
@@ -186,9 +187,9 @@ final class ErrorClassifierTests: XCTestCase {
             var thumb = ThumbnailOptions(source: try TestEnvironment.fixture(fixture))
             thumb.cacheDirectory = folder.path
             let (previewOptions, thumbOptions) = (preview, thumb)
-            for run in [
-                { _ = try await Previews.render(previewOptions) }, { _ = try await Thumbnails.make(thumbOptions) },
-            ] as [@Sendable () async throws -> Void] {
+            var runs: [@Sendable () async throws -> Void] = [{ _ = try await Previews.render(previewOptions) }]
+            if fixture != "deep16.png" { runs.append({ _ = try await Thumbnails.make(thumbOptions) }) }
+            for run in runs {
                 do {
                     try await run()
                     XCTFail("\(fixture): expected UNSUPPORTED_FORMAT")

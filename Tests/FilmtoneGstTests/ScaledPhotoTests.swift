@@ -7,8 +7,9 @@ import XCTest
 
 @testable import FilmtoneGst
 
-/// The JPEG photo path (`ScaledPhoto`: TurboJPEG's reduced decode, Lanczos resize, EXIF orientation) against
-/// GStreamer's full decode of the same file, and its orientation against the EXIF definition itself.
+/// The photo path (`ScaledPhoto`: TurboJPEG's reduced decode, Lanczos resize, EXIF orientation; libpng's simplified
+/// read; libwebp's scaled decode) against GStreamer's full decode of the same file, and the JPEG orientation against
+/// the EXIF definition itself.
 final class ScaledPhotoTests: XCTestCase {
     private func request(_ path: String, box: Int) -> FrameRequest {
         FrameRequest(
@@ -141,11 +142,54 @@ final class ScaledPhotoTests: XCTestCase {
         XCTAssertNil(
             ScaledPhoto.grab(request(truncated.path, box: 100)), "a truncated JPEG (a warning) goes to GStreamer")
         XCTAssertNil(ScaledPhoto.grab(request(try TestEnvironment.fixture("cmyk.jpg"), box: 100)), "CMYK")
-        XCTAssertNil(ScaledPhoto.grab(request(try TestEnvironment.fixture("photo.png"), box: 100)), "PNG")
+        XCTAssertNil(ScaledPhoto.grab(request(try TestEnvironment.fixture("animated.webp"), box: 100)), "animated")
+        for name in ["photo.png", "photo.webp"] {
+            // Cut inside the picture data: libpng reports a read error, libwebp NOT_ENOUGH_DATA.
+            let whole = try Data(contentsOf: URL(fileURLWithPath: try TestEnvironment.fixture(name)))
+            let cut = directory.appendingPathComponent("truncated-\(name)")
+            try whole.prefix(whole.count * 2 / 3).write(to: cut)
+            XCTAssertNil(ScaledPhoto.grab(request(cut.path, box: 100)), "a truncated \(name) goes to GStreamer")
+        }
         XCTAssertNil(ScaledPhoto.grab(request(try TestEnvironment.fixture("clip.mp4"), box: 100)), "video")
         var preview = request(try TestEnvironment.fixture("photo.jpg"), box: 100)
         preview.look = LookSettings(inputLUT: nil, creativeLUT: nil, intensity: 1, interpolation: .tetrahedral)
         XCTAssertNil(ScaledPhoto.grab(preview), "a preview's look runs in ftlut")
+    }
+
+    /// PNG through libpng (one full-size RGB buffer, then Lanczos) and still WebP through libwebp's scaled decode
+    /// give GStreamer's picture: RGB, grey, RGBA (alpha dropped on both sides), 16-bit RGBA, lossy WebP, at sizes
+    /// that shrink and at the picture's own size.
+    func testPNGAndWebPMatchGStreamersPath() throws {
+        let cases: [(name: String, boxes: [Int])] = [
+            ("photo.png", [200, 100]), ("grey.png", [160, 80]), ("alpha.png", [160, 100]), ("deep16a.png", [64, 40]),
+            ("photo.webp", [320, 160, 100]),
+        ]
+        for (name, boxes) in cases {
+            for box in boxes {
+                let request = request(try TestEnvironment.fixture(name), box: box)
+                let ours = try XCTUnwrap(ScaledPhoto.grab(request), "\(name) box \(box)")
+                XCTAssertTrue(ours.isStill)
+                XCTAssertEqual(ours.time, .zero)
+                let theirs = try FrameGrabber(request: request, isCancelled: { false }).grab()
+                XCTAssertEqual([ours.image.width, ours.image.height], [theirs.image.width, theirs.image.height])
+                // The same pixels at the picture's own size (nothing to resample); different scalers otherwise.
+                let floor: Double = ours.image.width == box && box == boxes[0] ? 45 : 35
+                XCTAssertGreaterThan(psnr(ours.image, theirs.image), floor, "\(name) box \(box): vs GStreamer's path")
+            }
+        }
+    }
+
+    /// A 16-bit RGB PNG, which GStreamer 1.22's pngdec decodes with wrong colours (and ftgst refuses there), decodes
+    /// right through libpng: ffmpeg's colours.
+    func testA16BitRGBPNGDecodesRightThroughLibpng() throws {
+        let photo = try TestEnvironment.fixture("deep16.png")  // 64×48 SMPTE bars
+        for box in [64, 32] {
+            let ours = try XCTUnwrap(ScaledPhoto.grab(request(photo, box: box)), "box \(box)")
+            let reference = try DecodedImage.frame(
+                of: photo, index: 0, width: ours.image.width, height: ours.image.height, scaler: "lanczos")
+            let full = RGBImage(width: reference.width, height: reference.height, pixels: reference.rgb)
+            XCTAssertGreaterThan(psnr(ours.image, full), box == 64 ? 45 : 33, "box \(box)")
+        }
     }
 
     func testReductionIsTheLargestThatCoversTheOutput() {

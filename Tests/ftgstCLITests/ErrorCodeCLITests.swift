@@ -33,8 +33,9 @@ final class ErrorCodeCLITests: XCTestCase {
             // A mezzanine refuses any photo first ("a still image"), with the same code.
             ("animated.webp", "animated WebP", ["thumb", "preview", "export"]),
             ("photo.avif", "HEIF", ["thumb", "preview", "export", "mezzanine", "probe"]),
-            // pngdec 1.22 decodes it without an error but with wrong colours: an export of it used to succeed.
-            ("deep16.png", "16-bit RGB PNG", ["thumb", "preview", "export"]),
+            // pngdec 1.22 decodes it without an error but with wrong colours: an export of it used to succeed. A
+            // thumbnail decodes it through libpng, right (ThumbCLITests).
+            ("deep16.png", "16-bit RGB PNG", ["preview", "export"]),
         ]
         for (fixture, says, names) in cases {
             let source = try TestEnvironment.fixture(fixture)
@@ -97,6 +98,20 @@ final class ErrorCodeCLITests: XCTestCase {
         XCTAssertEqual(
             try FileManager.default.contentsOfDirectory(atPath: path("")).filter { $0.hasPrefix(".z.mp4") }, [],
             "a staged file was left")
+    }
+
+    /// A truncated PNG or WebP photo fails in the photo path's decoder (libpng, libwebp), which gives it to
+    /// GStreamer: `DECODE_FAILED`, exit 68, no thumbnail, as before that path existed.
+    func testATruncatedPhotoThumbnailIsDecodeFailed() throws {
+        for name in ["noise.png", "photo.webp"] {
+            let whole = try Data(contentsOf: URL(fileURLWithPath: try TestEnvironment.fixture(name)))
+            let cut = path("cut-\(name)")
+            try whole.prefix(whole.count * 2 / 3).write(to: URL(fileURLWithPath: cut))
+            assertFailure(
+                try Run.ftgst(["thumb", cut, "--cache-dir", path("thumbs")]), code: "DECODE_FAILED", status: 68)
+            let written = (try? FileManager.default.contentsOfDirectory(atPath: path("thumbs"))) ?? []
+            XCTAssertEqual(written.filter { $0.hasPrefix("thumb-") }, [], name)
+        }
     }
 
     // MARK: - Mezzanine folders that cannot be written

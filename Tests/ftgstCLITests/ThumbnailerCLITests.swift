@@ -93,6 +93,24 @@ final class ThumbnailerCLITests: XCTestCase {
         XCTAssertNil(still.text["Thumb::Movie::Length"])
     }
 
+    /// `Thumb::Mimetype`: the input's type by the shared MIME database's names, whichever way it was decoded
+    /// (the photo path; a container opened from its first bytes; GStreamer's type finder for a TS).
+    func testTheThumbnailSaysTheInputsMimeType() throws {
+        let cases = [
+            ("clip.mp4", "video/mp4"), ("clip.mkv", "video/x-matroska"), ("clip.webm", "video/webm"),
+            ("clip.ts", "video/mp2t"), ("photo.jpg", "image/jpeg"), ("photo.png", "image/png"),
+            ("photo.webp", "image/webp"),
+        ]
+        for (fixture, mimeType) in cases {
+            let out = dir.appendingPathComponent("\(fixture).png").path
+            let result = try Run.ftgst([
+                "thumbnailer", "-s", "128", "-i", try TestEnvironment.fixture(fixture), "-o", out,
+            ])
+            XCTAssertEqual(result.status, 0, "\(fixture): \(result.stderr)")
+            XCTAssertEqual(try png(out).text["Thumb::Mimetype"], mimeType, fixture)
+        }
+    }
+
     /// `--cache`: `$XDG_CACHE_HOME/thumbnails/normal/MD5(URI).png`, 0600 in 0700 folders; kept while the source's
     /// mtime is the same, remade when it changes; `-s 256` is `large`.
     func testTheCacheFormWritesTheSharedCacheAndKeepsAValidEntry() throws {

@@ -118,6 +118,9 @@ final class PictureFormatWatch: Sendable {
         }
     }
 
+    /// The type finder's caps, when it ran (a local MP4 or Matroska file is opened without it).
+    var container: CapsStructure? { seen.withLock { $0.container } }
+
     /// The reason the source cannot be decoded, if what was seen says so.
     var unsupportedReason: String? {
         seen.withLock {

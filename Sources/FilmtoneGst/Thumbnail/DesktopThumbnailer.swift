@@ -7,7 +7,8 @@ import ImageCodecs
 /// The freedesktop thumbnailer (issue 13, item 5), by the Thumbnail Managing Standard
 /// (specifications.freedesktop.org/thumbnail-spec): a PNG of the frame `--time auto` picks (`FrameInterest`), no
 /// larger than SIZE on its longer side and never upscaled, carrying `Thumb::URI`, `Thumb::MTime`, `Thumb::Size`
-/// and, for a video, `Thumb::Movie::Length`. Local files only: no network, as a sandboxed thumbnailer has none.
+/// and, for a video, `Thumb::Movie::Length`; `Thumb::Mimetype` when the type is known for sure (`MimeTypes`).
+/// Local files only: no network, as a sandboxed thumbnailer has none.
 ///
 /// Two ways to use it: `write` for a desktop's thumbnail factory, which names the output (`Exec=ftgst thumbnailer
 /// -s %s -i %i -o %o`; GNOME runs it in bubblewrap with only `/usr` and the input), and `cache` for programs
@@ -165,10 +166,11 @@ public enum DesktopThumbnailer {
             source: source.path, headers: [], timeMilliseconds: 0, toleranceMilliseconds: 0, maxWidth: size,
             maxHeight: size, format: "png", quality: 1, timeoutMilliseconds: timeout
         ).frameRequest
-        let (frame, duration) = try grab(request, isCancelled)
+        let (frame, duration, mimeType) = try grab(request, path: source.path, isCancelled)
         var entries: [(keyword: String, text: String)] = [
             ("Thumb::URI", source.uri), ("Thumb::MTime", String(source.modified)), ("Thumb::Size", String(source.size)),
         ]
+        if let mimeType { entries.append(("Thumb::Mimetype", mimeType)) }
         if let duration, !frame.isStill { entries.append(("Thumb::Movie::Length", String(duration / 1000))) }
         entries.append(("Software", "ftgst \(FilmtoneVersion.string)"))
         // The ftgst stamp (time, no request key) first, so `validEntry` reads the size and time back.
@@ -188,20 +190,29 @@ public enum DesktopThumbnailer {
             timeMilliseconds: frame.time.milliseconds, cached: false)
     }
 
-    /// The picture: a local JPEG at its shown size (`ScaledPhoto`), anything else the keyframe `--time auto`
-    /// picks, with the duration (ms) when the demuxer knows it.
-    private static func grab(_ request: FrameRequest, _ isCancelled: @escaping () -> Bool) throws
-        -> (GrabbedFrame, Int64?)
+    /// The picture: a local JPEG, PNG or WebP at its shown size (`ScaledPhoto`), anything else the keyframe
+    /// `--time auto` picks, with the duration (ms) when the demuxer knows it, and the MIME type when it is known for
+    /// sure (`MimeTypes`: the photo's format, the container named by the file's first bytes, or the type finder's).
+    private static func grab(_ request: FrameRequest, path: String, _ isCancelled: @escaping () -> Bool) throws
+        -> (GrabbedFrame, Int64?, String?)
     {
-        if let photo = ScaledPhoto.grab(request) { return (photo, nil) }
+        if let photo = ScaledPhoto.grab(request) { return (photo, nil, ScaledPhoto.Kind(path: path)?.mimeType) }
         let formats = PictureFormatWatch()
         let deadline = Deadline(after: request.timeoutMilliseconds)
-        return try formats.refining {
+        let (frame, duration) = try formats.refining {
             let source = try OpenedFrameSource(
                 request, watching: formats, deadline: deadline, keeps: true, isCancelled: isCancelled)
             defer { source.stop() }
             return (try ThumbnailSet.pickFrame(source, deadline, isCancelled).frame, source.durationMilliseconds)
         }
+        let start = FileHandle(forReadingAtPath: path).flatMap { file in
+            defer { try? file.close() }
+            return try? file.read(upToCount: 64)
+        }
+        let mimeType =
+            start.flatMap { MimeTypes.mimeType(fileStart: [UInt8]($0)) }
+            ?? formats.container.flatMap(MimeTypes.mimeType(container:))
+        return (frame, duration, mimeType)
     }
 
     /// The spec's failure entry: an empty (1×1) PNG with `Thumb::URI` and `Thumb::MTime`, 0600.

@@ -138,9 +138,51 @@ public enum ThumbnailSet {
             var staged: [Int: StagedFile] = [:]
             for index in misses { staged[index] = try StagedFile(beside: requests[index].output) }
             let started = staged[misses[0]].flatMap { CacheDirectory.runStart(createdFile: $0.path) }
+            // A fraction's entry is looked up once its time is known: a hit skips its decoding.
+            func cachedFraction(_ index: Int, _ request: ThumbnailRequest, _ ms: Int64) throws
+                -> (ThumbnailResult, Int64, Int?)?
+            {
+                guard case .fraction = times[index], let identity,
+                    let (hit, lease) = try Thumbnails.cached(
+                        request, key: request.cacheKey(source: identity), isCancelled: isCancelled)
+                else { return nil }
+                staged[index]?.discard()
+                staged[index] = nil
+                if let lease { leases.append(lease) }
+                return (hit, ms, nil)
+            }
+            // One picture written into its staged file: its result, the time asked and the frame's number.
+            func make(
+                _ index: Int, _ request: ThumbnailRequest, _ picked: (frame: GrabbedFrame, number: Int), _ ms: Int64
+            )
+                throws -> (ThumbnailResult, Int64, Int?)
+            {
+                let key = identity.map { request.cacheKey(source: $0) }
+                try staged[index]!.write(try Thumbnails.encoded(picked.frame, request, key: key))
+                try staged[index]!.sync()
+                let result = Thumbnails.result(
+                    request, width: picked.frame.image.width, height: picked.frame.image.height,
+                    time: picked.frame.time.milliseconds, cached: false)
+                return (result, ms, picked.number)
+            }
             let formats = PictureFormatWatch()
             let deadline = Deadline(after: first.frame.timeoutMilliseconds)
+            // A local photo the photo path decodes (`ScaledPhoto`: JPEG, PNG, WebP; never two full-size copies, no
+            // GStreamer) is one still for every time: the single call's picture, with the JSON GStreamer's still
+            // gave (one open of the source, frame 1, no seeks, the times resolved against no duration).
+            let photo = isCancelled() ? nil : ScaledPhoto.grab(first.frame)
             let made = try formats.refining { () -> [Int: (ThumbnailResult, Int64, Int?)] in
+                if let photo {
+                    opens = 1
+                    var out: [Int: (ThumbnailResult, Int64, Int?)] = [:]
+                    for index in misses {
+                        var request = requests[index]
+                        let ms = times[index].resolved(durationMilliseconds: 0)
+                        request.frame.time = .milliseconds(ms)
+                        out[index] = try cachedFraction(index, request, ms) ?? make(index, request, (photo, 1), ms)
+                    }
+                    return out
+                }
                 let source = try OpenedFrameSource(
                     first.frame, watching: formats, deadline: deadline, keeps: true, isCancelled: isCancelled)
                 opens = 1
@@ -153,15 +195,8 @@ public enum ThumbnailSet {
                 for (index, ms) in wanted {
                     var request = requests[index]
                     request.frame.time = .milliseconds(ms)
-                    // A fraction's entry is looked up once its time is known: a hit skips its decoding.
-                    if case .fraction = times[index], let identity,
-                        let (hit, lease) = try Thumbnails.cached(
-                            request, key: request.cacheKey(source: identity), isCancelled: isCancelled)
-                    {
-                        staged[index]?.discard()
-                        staged[index] = nil
-                        out[index] = (hit, ms, nil)
-                        if let lease { leases.append(lease) }
+                    if let hit = try cachedFraction(index, request, ms) {
+                        out[index] = hit
                         continue
                     }
                     var requested = ms
@@ -185,13 +220,7 @@ public enum ThumbnailSet {
                         picked = (frame, decoded.count + 1)
                         decoded.append(picked)
                     }
-                    let key = identity.map { request.cacheKey(source: $0) }
-                    try staged[index]!.write(try Thumbnails.encoded(picked.frame, request, key: key))
-                    try staged[index]!.sync()
-                    let result = Thumbnails.result(
-                        request, width: picked.frame.image.width, height: picked.frame.image.height,
-                        time: picked.frame.time.milliseconds, cached: false)
-                    out[index] = (result, requested, picked.number)
+                    out[index] = try make(index, request, picked, requested)
                 }
                 seeks = source.seekCount
                 return out
