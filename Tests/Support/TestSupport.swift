@@ -105,6 +105,12 @@ package enum Run {
         let drainDeadline = DispatchTime.now() + 10
         if !outData.waitForEnd(until: drainDeadline) || !errData.waitForEnd(until: drainDeadline) {
             XCTFail("\(name): its output was still open 10 s after it ended (a child process kept it?)")
+        } else {
+            // Both read ends are at their end: closed here, because Foundation's Pipe does not close them when it
+            // goes (2 file descriptors a run; the whole suite in one process reached 1,400 and Foundation's
+            // Process.run then crashed copying its descriptor list).
+            try? out.fileHandleForReading.close()
+            try? err.fileHandleForReading.close()
         }
         let stdout = String(decoding: outData.data, as: UTF8.self)
         let stderr = String(decoding: errData.data, as: UTF8.self)

@@ -844,6 +844,7 @@ final class ExportCLITests: XCTestCase {
                     if data.isEmpty {
                         // EOF: without this the handler would be called again and again with no data.
                         handle.readabilityHandler = nil
+                        try? handle.close()  // Foundation's Pipe would leave it open
                         self?.closed()
                     } else {
                         self?.append(data, toStdout: isStdout)

@@ -378,12 +378,14 @@ final class SaveCLITests: XCTestCase {
             drained.enter()
             DispatchQueue.global().async {
                 let data = slot.out.fileHandleForReading.readDataToEndOfFile()
+                try? slot.out.fileHandleForReading.close()  // Foundation's Pipe would leave it open
                 slot.output.withLock { $0.out = data }
                 drained.leave()
             }
             drained.enter()
             DispatchQueue.global().async {
                 let data = slot.err.fileHandleForReading.readDataToEndOfFile()
+                try? slot.err.fileHandleForReading.close()
                 slot.output.withLock { $0.err = data }
                 drained.leave()
             }

@@ -519,6 +519,7 @@ final class EngineProcess: @unchecked Sendable {
                     }
                 }
             }
+            try? stdout.close()  // at its end; Foundation's Pipe would leave it open
             state.withLock { state in
                 if !pending.isEmpty { state.unreadable.append(String(decoding: pending, as: UTF8.self)) }
                 state.open -= 1
@@ -530,6 +531,7 @@ final class EngineProcess: @unchecked Sendable {
                 if chunk.isEmpty { break }
                 state.withLock { $0.stderr += String(decoding: chunk, as: UTF8.self) }
             }
+            try? stderr.close()  // at its end; Foundation's Pipe would leave it open
             state.withLock { $0.open -= 1 }
         }
     }
