@@ -844,7 +844,6 @@ final class ExportCLITests: XCTestCase {
                     if data.isEmpty {
                         // EOF: without this the handler would be called again and again with no data.
                         handle.readabilityHandler = nil
-                        try? handle.close()  // Foundation's Pipe would leave it open
                         self?.closed()
                     } else {
                         self?.append(data, toStdout: isStdout)
@@ -923,6 +922,12 @@ final class ExportCLITests: XCTestCase {
             }
             let drained = Date().addingTimeInterval(5)
             while !pipesAtEOF && Date() < drained { usleep(5_000) }
+            if pipesAtEOF {
+                // Both at their end, their handlers gone: closed here (not inside a handler, which runs on the
+                // queue `close` waits for), because Foundation's Pipe leaves its read end open.
+                try? out.fileHandleForReading.close()
+                try? err.fileHandleForReading.close()
+            }
             return waited
         }
 
