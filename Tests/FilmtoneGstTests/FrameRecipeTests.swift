@@ -252,6 +252,14 @@ extension FrameRecipeTests {
         XCTAssertNil(FrameRecipe.demuxer(forFileStart: []))
     }
 
+    /// decodebin may plug everything in the frame pipeline except pngparse (quadratic in a PNG's size).
+    func testTheFramePipelineSkipsPNGParseOnly() {
+        XCTAssertEqual(FrameRecipe.autoplugDecision(factory: "pngparse"), .skip)
+        for name in ["pngdec", "h264parse", "avdec_h264", "jpegparse", "qtdemux"] {
+            XCTAssertEqual(FrameRecipe.autoplugDecision(factory: name), .tryElement, name)
+        }
+    }
+
     /// The libav plugin is preloaded for MP4 and Matroska, not for WebM (VP8/VP9/AV1) or unknown containers.
     func testLibavIsExpectedForMP4AndMatroskaButNotWebM() {
         let ebml: [UInt8] = [0x1A, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x86, 0x81, 0x01, 0x42, 0x82]

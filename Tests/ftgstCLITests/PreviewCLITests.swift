@@ -122,6 +122,17 @@ final class PreviewCLITests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: lut)), lutBytes)
     }
 
+    /// A PNG is decoded by pngdec alone: GStreamer's pngparse, which decodebin would plug first, costs time
+    /// quadratic in the file's size (a 24 MP PNG's preview failed at the 5 s local-stall rule with it).
+    func testAPNGPreviewIsDecodedWithoutPNGParse() throws {
+        let result = try Run.ftgst(
+            ["preview", try TestEnvironment.fixture("photo.png"), "-o", out("p.png")],
+            environment: ["GST_DEBUG": "GST_ELEMENT_FACTORY:4", "GST_DEBUG_NO_COLOR": "1"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("creating element \"pngdec\""), "the log names the elements made")
+        XCTAssertFalse(result.stderr.contains("creating element \"pngparse\""), "pngparse was plugged")
+    }
+
     func testTheOutputsExtensionDecidesTheEncodingOrIsRefused() throws {
         let photo = try TestEnvironment.fixture("photo.png")
         func magic(_ name: String) -> [UInt8] {

@@ -193,6 +193,7 @@ final class OpenedFrameSource {
             early = nil
         }
 
+        try pipeline.element(named: "src").onAutoplugSelect { FrameRecipe.autoplugDecision(factory: $0.name) }
         if let demuxer {
             try pipeline.element(named: "source").setProperty("location", .string(demuxer.path))
         } else {

@@ -146,6 +146,15 @@ enum FrameRecipe {
         }
     }
 
+    /// What the frame pipeline's decodebin plugs: everything it offers, except `pngparse`. GStreamer 1.22's PNG
+    /// parser gathers a whole picture in a way that costs time quadratic in the file's size, mostly in the kernel
+    /// (a 24 MP, 67 MB PNG: 15 s of system time in `filesrc ! pngparse ! fakesink`, against 2 s for `filesrc !
+    /// pngdec`), so such a photo's preview hit the 5 s local-stall rule and failed. `pngdec` finds the picture's
+    /// end itself.
+    static func autoplugDecision(factory name: String) -> AutoplugDecision {
+        name == "pngparse" ? .skip : .tryElement
+    }
+
     /// GStreamer's plugin of libav decoders (`avdec_h264`, `avdec_h265`…).
     static let libavPlugin = "libav"
 
