@@ -87,6 +87,9 @@ final class ProbeTests: XCTestCase {
         XCTAssertEqual(ProbeRules.autoplugDecision(forKlass: "Codec/Demuxer"), .tryElement)
         XCTAssertEqual(ProbeRules.autoplugDecision(forKlass: "Codec/Parser/Converter/Video"), .tryElement)
         XCTAssertEqual(ProbeRules.autoplugDecision(forKlass: "Codec/Parser/Image"), .tryElement)
+        XCTAssertEqual(
+            ProbeRules.autoplugDecision(forKlass: "Codec/Parser/Image", factory: "pngparse"), .skip,
+            "quadratic in a PNG's size: the size is read from the IHDR instead")
     }
 
     // MARK: - Geometry
@@ -146,21 +149,19 @@ final class ProbeTests: XCTestCase {
 
     // MARK: - Still image headers
 
-    func testPNGHeaderGivesBitDepthAndChroma() {
+    func testPNGHeaderGivesBitDepthChromaAndSize() {
         func png(depth: UInt8, colourType: UInt8) -> [UInt8] {
             [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
-                + [0, 0, 0, 200, 0, 0, 0, 150, depth, colourType, 0, 0, 0]
+                + [0, 0, 0x17, 0x70, 0, 0, 0, 150, depth, colourType, 0, 0, 0]
         }
-        XCTAssertEqual(ProbeRules.pngHeader(png(depth: 8, colourType: 2)), .init(bitDepth: 8, chromaFormat: "4:4:4"))
+        func header(_ depth: Int, _ chroma: String) -> ProbeRules.ImageHeader {
+            .init(bitDepth: depth, chromaFormat: chroma, width: 6000, height: 150)
+        }
+        XCTAssertEqual(ProbeRules.pngHeader(png(depth: 8, colourType: 2)), header(8, "4:4:4"))
+        XCTAssertEqual(ProbeRules.pngHeader(png(depth: 16, colourType: 6)), header(16, "4:4:4"))
+        XCTAssertEqual(ProbeRules.pngHeader(png(depth: 16, colourType: 0)), header(16, "4:0:0"))
         XCTAssertEqual(
-            ProbeRules.pngHeader(png(depth: 16, colourType: 6)),
-            .init(bitDepth: 16, chromaFormat: "4:4:4"))
-        XCTAssertEqual(
-            ProbeRules.pngHeader(png(depth: 16, colourType: 0)),
-            .init(bitDepth: 16, chromaFormat: "4:0:0"))
-        XCTAssertEqual(
-            ProbeRules.pngHeader(png(depth: 4, colourType: 3)), .init(bitDepth: 8, chromaFormat: "4:4:4"),
-            "palette entries are 8-bit RGB")
+            ProbeRules.pngHeader(png(depth: 4, colourType: 3)), header(8, "4:4:4"), "palette entries are 8-bit RGB")
         XCTAssertNil(ProbeRules.pngHeader(Array(png(depth: 8, colourType: 2).prefix(20))))
         XCTAssertNil(ProbeRules.pngHeader([UInt8](repeating: 0, count: 40)))
     }

@@ -39,8 +39,11 @@ enum ProbeRules {
     /// Decodebin plugs demuxers and parsers but stops in front of any decoder: the exposed pad then carries the
     /// parser's caps (profile, bit depth, chroma format, colorimetry), and nothing is decoded. Raw streams are
     /// exposed by uridecodebin's own `caps` as usual.
-    static func autoplugDecision(forKlass klass: String) -> AutoplugDecision {
-        klass.split(separator: "/").contains("Decoder") ? .expose : .tryElement
+    /// `pngparse` is skipped, as in the frame pipeline (`FrameRecipe.autoplugDecision`): its cost is quadratic in a
+    /// PNG's size (a 24 MP file hit the 5 s stall rule); the PNG's size then comes from its IHDR (`pngHeader`).
+    static func autoplugDecision(forKlass klass: String, factory: String = "") -> AutoplugDecision {
+        if FrameRecipe.autoplugDecision(factory: factory) == .skip { return .skip }
+        return klass.split(separator: "/").contains("Decoder") ? .expose : .tryElement
     }
 
     /// How many leading bytes of a still image's first buffer are kept for `imageHeader`: enough for the EXIF
@@ -110,15 +113,16 @@ enum ProbeRules {
         -> VideoStreamReport
     {
         let caps = stream.caps
-        let width = caps.int("width") ?? 0
-        let height = caps.int("height") ?? 0
+        let header = imageHeader(codecCaps: caps.name, bytes: stream.header)
+        // A PNG's caps hold no size without pngparse (skipped): its IHDR says it.
+        let width = caps.int("width") ?? header?.width ?? 0
+        let height = caps.int("height") ?? header?.height ?? 0
         let par =
             caps.fraction("pixel-aspect-ratio").flatMap { $0.numerator > 0 && $0.denominator > 0 ? $0 : nil }
             ?? Fraction(1, 1)
         let rotation = rotation(orientation: stream.tags.imageOrientation)
         let display = displaySize(width: width, height: height, pixelAspect: par, rotation: rotation)
         let rate = caps.fraction("framerate").flatMap { $0.numerator > 0 && $0.denominator > 0 ? $0 : nil }
-        let header = imageHeader(codecCaps: caps.name, bytes: stream.header)
         let colorimetry = caps.string("colorimetry").flatMap(colorimetry(parsing:))
         return VideoStreamReport(
             codec: videoCodec(caps, isImage: isImage),
@@ -333,6 +337,9 @@ enum ProbeRules {
     struct ImageHeader: Equatable {
         var bitDepth: Int
         var chromaFormat: String?
+        /// The picture's size, where the header gives it (PNG's IHDR).
+        var width: Int? = nil
+        var height: Int? = nil
     }
 
     /// Bit depth (and for PNG the chroma layout) from a still image's first bytes, which its caps do not carry:
@@ -352,10 +359,12 @@ enum ProbeRules {
         guard bytes.count >= 26, Array(bytes[0..<8]) == signature, Array(bytes[12..<16]) == Array("IHDR".utf8)
         else { return nil }
         let depth = Int(bytes[24])
+        func word(_ at: Int) -> Int { bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+        let (width, height) = (word(16), word(20))
         switch bytes[25] {
-        case 0, 4: return ImageHeader(bitDepth: depth, chromaFormat: "4:0:0")
-        case 3: return ImageHeader(bitDepth: 8, chromaFormat: "4:4:4")
-        case 2, 6: return ImageHeader(bitDepth: depth, chromaFormat: "4:4:4")
+        case 0, 4: return ImageHeader(bitDepth: depth, chromaFormat: "4:0:0", width: width, height: height)
+        case 3: return ImageHeader(bitDepth: 8, chromaFormat: "4:4:4", width: width, height: height)
+        case 2, 6: return ImageHeader(bitDepth: depth, chromaFormat: "4:4:4", width: width, height: height)
         default: return nil
         }
     }

@@ -142,7 +142,9 @@ struct Prober {
         }
 
         let collector = StreamCollector()
-        source.onAutoplugSelect { factory in ProbeRules.autoplugDecision(forKlass: factory.klass) }
+        source.onAutoplugSelect { factory in
+            ProbeRules.autoplugDecision(forKlass: factory.klass, factory: factory.name)
+        }
         // The container's type: decodebin's type finder (added with decodebin, so looked up by name), or the
         // one uridecodebin itself adds in front of a stream source.
         pipeline.element.onDeepElementAdded { element in
