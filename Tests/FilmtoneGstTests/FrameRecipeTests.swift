@@ -262,9 +262,13 @@ extension FrameRecipeTests {
 
     /// The libav plugin is preloaded for MP4 and Matroska, not for WebM (VP8/VP9/AV1) or unknown containers.
     func testLibavIsExpectedForMP4AndMatroskaButNotWebM() {
-        let ebml: [UInt8] = [0x1A, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x86, 0x81, 0x01, 0x42, 0x82]
-        XCTAssertTrue(FrameRecipe.isLibavVideo(fileStart: ebml + [0x88] + Array("matroska".utf8)))
-        XCTAssertFalse(FrameRecipe.isLibavVideo(fileStart: ebml + [0x84] + Array("webm".utf8)))
+        // An EBML header (its size a one-byte vint) holding EBMLVersion 1 and the DocType.
+        func ebml(_ docType: String) -> [UInt8] {
+            let body: [UInt8] = [0x42, 0x86, 0x81, 0x01, 0x42, 0x82, 0x80 | UInt8(docType.utf8.count)] + docType.utf8
+            return [0x1A, 0x45, 0xDF, 0xA3, 0x80 | UInt8(body.count)] + body
+        }
+        XCTAssertTrue(FrameRecipe.isLibavVideo(fileStart: ebml("matroska")))
+        XCTAssertFalse(FrameRecipe.isLibavVideo(fileStart: ebml("webm")))
         XCTAssertTrue(FrameRecipe.isLibavVideo(fileStart: [0, 0, 0, 16] + Array("ftypisom\0\0\0\0".utf8)))
         XCTAssertFalse(FrameRecipe.isLibavVideo(fileStart: [0xFF, 0xD8, 0xFF, 0xE0, 0, 0, 0, 0, 0, 0, 0, 0]))
     }

@@ -41,7 +41,6 @@ struct FrameRequest {
     /// Every picture is a keyframe (a mezzanine's MJPEG): a seek is one decode, so a kept pipeline always seeks
     /// and never steps forward (decoding every picture in between costs more).
     var allIntra = false
-    /// PQ and HLG sources are tone-mapped to SDR BT.709 (`FrameRecipe.toneMap`); false: their codes are shown
     /// The fitted height is rounded to an even number (`FrameRecipe.outputSize`): storyboard tiles.
     var evenHeight = false
 }
@@ -237,9 +236,7 @@ final class OpenedFrameSource {
                 let timeline = FrameRecipe.Timeline(origin: origin)
                 // The early refusal of a time past the end, as `frame(at:)` makes it once prerolled.
                 if origin == .zero, let duration = hold.duration(of: demuxerElement), firstTime.time >= duration {
-                    throw FilmtoneError(
-                        .decodeFailed,
-                        "time \(firstTime.time.milliseconds) ms is past the end (\(duration.milliseconds) ms)")
+                    throw Self.pastTheEnd(firstTime.time, duration)
                 }
                 let target = timeline.streamTime(of: firstTime.time)
                 let flags = FrameRecipe.seekPlan(tolerance: firstTime.tolerance)[0]
@@ -282,6 +279,11 @@ final class OpenedFrameSource {
     private func prerolledFirst() throws -> Sample {
         guard let first else { throw FilmtoneError(.internalError, "no first frame: the pipeline sought first") }
         return first
+    }
+
+    /// The early refusal of a time at or past the duration (on a timeline starting at 0).
+    private static func pastTheEnd(_ time: ClockTime, _ duration: ClockTime) -> FilmtoneError {
+        FilmtoneError(.decodeFailed, "time \(time.milliseconds) ms is past the end (\(duration.milliseconds) ms)")
     }
 
     /// What `videoflip` gives: the upright decoded size, 0×0 before any caps.
@@ -363,9 +365,7 @@ final class OpenedFrameSource {
         // time): the early refusal is kept for streams whose timeline starts at 0, where both agree. Elsewhere a
         // seek past the end ends in EOS without a frame, which `waitAndPull` refuses just as well.
         if timeline.origin == .zero, let duration = pipeline.duration(), time >= duration {
-            throw FilmtoneError(
-                .decodeFailed,
-                "time \(time.milliseconds) ms is past the end (\(duration.milliseconds) ms)")
+            throw Self.pastTheEnd(time, duration)
         }
         if readingForward || !pipeline.isSeekable() {
             guard request.source.isRemote else {

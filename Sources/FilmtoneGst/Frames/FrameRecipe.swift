@@ -160,12 +160,11 @@ enum FrameRecipe {
 
     /// Whether a file starting with `bytes`, of a known container, most likely holds video that libav decodes: an
     /// MP4/MOV or Matroska file (H.264, HEVC), not a WebM (VP8/VP9/AV1: libvpx and dav1d rank first), whose
-    /// EBML header names its doctype `webm`. Only a hint for preloading the plugin (`GstRuntime`).
+    /// EBML header names its DocType `webm` (`MimeTypes.matroskaDocType`). Only a hint for preloading the plugin
+    /// (`GstRuntime`).
     static func isLibavVideo(fileStart bytes: [UInt8]) -> Bool {
         guard let demuxer = demuxer(forFileStart: bytes) else { return false }
-        guard demuxer == .matroska else { return true }
-        let webm = Array("webm".utf8)
-        return !bytes.indices.dropLast(webm.count - 1).contains { Array(bytes[$0..<$0 + webm.count]) == webm }
+        return demuxer != .matroska || MimeTypes.matroskaDocType(bytes) != "webm"
     }
 
     /// The stream time of the first frame a decoder would hand over from a stream whose first keyframe is stamped
