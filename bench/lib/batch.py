@@ -6,7 +6,6 @@ NPROC at a time.
 Called by bench/batch.sh once the clip exists; not meant to be run on its own (but it can be: see --help).
 """
 
-import argparse
 import concurrent.futures
 import json
 import os
@@ -71,14 +70,8 @@ def check_ftgst(sample, cmd, tmp, skipped):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--clip", required=True, help="copied to 10 files: 10 clips to open and decode")
-    ap.add_argument("--ftgst", required=True)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--pipeline-file", default=None, help="only reported")
-    ap.add_argument("--json", action="store_true")
-    ap.add_argument("--keep-tmp", action="store_true")
-    a = ap.parse_args()
+    ap = benchlib.clip_arguments(__doc__, 3, clip_help="copied to 10 files: 10 clips to open and decode")
+    a = benchlib.parse_runs(ap, "bench/batch")
     info = probe_clip(os.path.abspath(a.clip))
     if info["duration_s"] is not None and info["duration_s"] * 1000 <= max(TIMES_MS):
         fail(f"clip lasts {info['duration_s']} s, not past {max(TIMES_MS)} ms")

@@ -49,6 +49,29 @@ def fail(prefix, msg, tmp=None):
     sys.exit(1)
 
 
+def clip_arguments(description, runs, clip_help=None):
+    """The arguments every clip benchmark's measurement half takes (--clip, --ftgst, --runs with its default,
+    --pipeline-file, --json, --keep-tmp); the caller adds its own, then calls parse_runs."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--clip", required=True, help=clip_help)
+    ap.add_argument("--ftgst", required=True)
+    ap.add_argument("--runs", type=int, default=runs)
+    ap.add_argument("--pipeline-file", default=None, help="only reported")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--keep-tmp", action="store_true")
+    return ap
+
+
+def parse_runs(ap, prefix):
+    """ap.parse_args(), refusing fewer than one timed run per side."""
+    a = ap.parse_args()
+    if a.runs < 1:
+        fail(prefix, "--runs must be at least 1")
+    return a
+
+
 def timed_run(cmd, cwd=None, env=None):
     """Run cmd (a list) once under GNU time; return a Sample.
 

@@ -7,7 +7,6 @@ Called by bench/storyboard.sh once the clip exists; not meant to be run on its o
 (but it can be: see --help).
 """
 
-import argparse
 import json
 import os
 import re
@@ -145,16 +144,8 @@ def top_psnr(reference, sheet, width, height):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--clip", required=True)
-    ap.add_argument("--ftgst", required=True)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--pipeline-file", default=None, help="only reported")
-    ap.add_argument("--json", action="store_true")
-    ap.add_argument("--keep-tmp", action="store_true")
-    a = ap.parse_args()
-    if a.runs < 1:
-        fail("--runs must be at least 1")
+    ap = benchlib.clip_arguments(__doc__, 5)
+    a = benchlib.parse_runs(ap, "bench/storyboard")
 
     clip = os.path.abspath(a.clip)
     clipinfo = probe_clip(clip)

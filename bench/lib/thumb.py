@@ -5,7 +5,6 @@ Called by bench/thumb.sh once the clip exists; not meant to be run on its own
 (but it can be: see --help).
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -134,18 +133,10 @@ def check_ftgst(sample, cmd, before, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--clip", required=True)
-    ap.add_argument("--ftgst", required=True)
-    ap.add_argument("--runs", type=int, default=9)
-    ap.add_argument("--pipeline-file", default=None, help="only reported")
-    ap.add_argument("--json", action="store_true")
-    ap.add_argument("--keep-tmp", action="store_true")
+    ap = benchlib.clip_arguments(__doc__, 9)
     ap.add_argument("--photo", action="store_true",
                     help="the clip is a still JPEG, PNG or WebP: no seek, a 512-px box, the photo targets (JPEG only)")
-    a = ap.parse_args()
-    if a.runs < 1:
-        fail("--runs must be at least 1")
+    a = benchlib.parse_runs(ap, "bench/thumb")
 
     clip = os.path.abspath(a.clip)
     ftgst = a.ftgst

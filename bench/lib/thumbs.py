@@ -6,7 +6,6 @@ Called by bench/thumbs.sh once the clip exists; not meant to be run on its own
 (but it can be: see --help).
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -94,16 +93,8 @@ def check_ffmpeg(sample, cmd, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--clip", required=True)
-    ap.add_argument("--ftgst", required=True)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--pipeline-file", default=None, help="only reported")
-    ap.add_argument("--json", action="store_true")
-    ap.add_argument("--keep-tmp", action="store_true")
-    a = ap.parse_args()
-    if a.runs < 1:
-        fail("--runs must be at least 1")
+    ap = benchlib.clip_arguments(__doc__, 5)
+    a = benchlib.parse_runs(ap, "bench/thumbs")
 
     clip = os.path.abspath(a.clip)
     ftgst = a.ftgst

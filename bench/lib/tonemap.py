@@ -6,7 +6,6 @@ tone map's own cost on each side is the difference.
 Called by bench/tonemap.sh once the clip exists; not meant to be run on its own (but it can be: see --help).
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -45,16 +44,8 @@ def command(side, ftgst, clip, tmp, name):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--clip", required=True)
-    ap.add_argument("--ftgst", required=True)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--pipeline-file", default=None, help="only reported")
-    ap.add_argument("--json", action="store_true")
-    ap.add_argument("--keep-tmp", action="store_true")
-    a = ap.parse_args()
-    if a.runs < 1:
-        fail("--runs must be at least 1")
+    ap = benchlib.clip_arguments(__doc__, 5)
+    a = benchlib.parse_runs(ap, "bench/tonemap")
     clip = os.path.abspath(a.clip)
     tmp = tempfile.mkdtemp(prefix="ftgst-bench-tonemap-")
     samples = {side: [] for side in SIDES}
