@@ -4,7 +4,8 @@
 // The targets are the layers (docs/ARCHITECTURE.md#layers); each depends only on those below it:
 //
 //   ftgst (CLI) ─┬► FilmtoneGst (features, the public API)
-//                │    ├─► FilmtoneElements (ftlut, fttrim, the plugin) ─► GstKit ─► CGst
+//                │    ├─► FilmtoneElements (ftlut, fttrim, fth264dec, the plugin) ─┬► GstKit ─► CGst
+//                │    │                                                             └► CLibav (dlopen)
 //                │    ├─► ImageCodecs ─► CImageCodecs
 //                │    └─► FilmtoneLooks (pure Swift) ─► FilmtoneCore (pure Swift)
 //                └► SoupKit (the loopback HTTP/WebSocket server, serve --listen) ─► CSoup
@@ -34,6 +35,8 @@ let package = Package(
             pkgConfig: "libpng",
             providers: [.apt(["libturbojpeg0-dev", "libpng-dev", "libwebp-dev"])]
         ),
+        // libavcodec's headers only (`fth264dec`): the library itself is opened with dlopen when first needed.
+        .systemLibrary(name: "CLibav", providers: [.apt(["libavcodec-dev"])]),
         // libsoup 3: the HTTP and WebSocket server (and the client session its tests use).
         .systemLibrary(name: "CSoup", pkgConfig: "libsoup-3.0", providers: [.apt(["libsoup-3.0-dev"])]),
         // Linux calls Swift cannot import as declared (prctl is variadic): static inline shims, no library to link.
@@ -48,7 +51,8 @@ let package = Package(
         // The libsoup wrapper: the only code that calls soup_* and runs a GLib main loop for it.
         .target(name: "SoupKit", dependencies: ["CSoup", "FilmtoneCore"]),
         // ftgst's own GStreamer elements and the `filmtone` plugin entry point.
-        .target(name: "FilmtoneElements", dependencies: ["CGst", "GstKit", "FilmtoneLooks", "FilmtoneCore"]),
+        .target(
+            name: "FilmtoneElements", dependencies: ["CGst", "CLibav", "GstKit", "FilmtoneLooks", "FilmtoneCore"]),
         // JPEG and PNG encoding of packed RGB images; JPEG, PNG and WebP decoding at the size shown.
         .target(
             name: "ImageCodecs", dependencies: ["CImageCodecs", "FilmtoneCore"]

@@ -44,6 +44,7 @@ static inline GstBaseTransformClass *ftgst_base_transform_class(gpointer klass) 
     return GST_BASE_TRANSFORM_CLASS(klass);
 }
 static inline GstVideoFilterClass *ftgst_video_filter_class(gpointer klass) { return GST_VIDEO_FILTER_CLASS(klass); }
+static inline GstVideoDecoderClass *ftgst_video_decoder_class(gpointer klass) { return GST_VIDEO_DECODER_CLASS(klass); }
 
 /// GST_VIDEO_FRAME_FORMAT / GST_VIDEO_FRAME_PLANE_DATA / GST_VIDEO_FRAME_PLANE_STRIDE: macros over nested fields.
 static inline GstVideoFormat ftgst_video_frame_format(GstVideoFrame *frame) { return GST_VIDEO_FRAME_FORMAT(frame); }

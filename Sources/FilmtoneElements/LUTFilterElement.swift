@@ -339,10 +339,9 @@ package enum LUTFilterElement {
         case .internalError: (domain, code) = (gst_core_error_quark(), gint(GST_CORE_ERROR_FAILED.rawValue))
         default: (domain, code) = (gst_resource_error_quark(), gint(GST_RESOURCE_ERROR_SETTINGS.rawValue))
         }
-        // gst_element_message_full takes ownership of both strings.
-        gst_element_message_full(
-            element.assumingMemoryBound(to: GstElement.self), GST_MESSAGE_ERROR, domain, code,
-            g_strdup(error.message), g_strdup("\(error.code.rawValue): \(error.message)"), #fileID, "start", 0)
+        SwiftSubclass<LUTFilterState>.postError(
+            element, domain: domain, code: code, message: error.message,
+            debug: "\(error.code.rawValue): \(error.message)", function: "start")
     }
 
     // MARK: - GObject vfuncs

@@ -72,4 +72,15 @@ package struct SwiftSubclass<State: AnyObject> {
             gst_caps_unref(caps)  // the template took its own reference
         }
     }
+
+    /// Posts an ERROR message from an element (what GST_ELEMENT_ERROR does; the macro is not importable).
+    /// gst_element_message_full takes ownership of both strings.
+    package static func postError(
+        _ element: UnsafeMutableRawPointer, domain: GQuark, code: gint, message: String, debug: String,
+        function: String
+    ) {
+        gst_element_message_full(
+            element.assumingMemoryBound(to: GstElement.self), GST_MESSAGE_ERROR, domain, code, g_strdup(message),
+            g_strdup(debug), #fileID, function, 0)
+    }
 }

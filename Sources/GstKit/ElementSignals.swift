@@ -20,6 +20,14 @@ package struct FactoryDescription: Sendable {
     package var name: String
     /// The klass metadata, e.g. `Codec/Decoder/Video`.
     package var klass: String
+    /// The first structure of the caps the element would take (`video/x-h264, profile=high, …`); nil for none.
+    package var caps: CapsStructure?
+
+    package init(name: String, klass: String, caps: CapsStructure? = nil) {
+        self.name = name
+        self.klass = klass
+        self.caps = caps
+    }
 }
 
 // Every handler is a CallbackBox (CallbackBox.swift): GLib releases it when the element is finalised.
@@ -44,14 +52,16 @@ extension Element {
             @convention(c) (
                 UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstCaps>?,
                 OpaquePointer?, gpointer?
-            ) -> Int32 = { _, _, _, factory, data in
+            ) -> Int32 = { _, _, caps, factory, data in
                 guard let factory, let data else { return AutoplugDecision.tryElement.rawValue }
                 // The factory is borrowed for the call; its name and metadata are copied.
                 let name = GLib.takeString(gst_object_get_name(UnsafeMutablePointer<GstObject>(factory))) ?? ""
                 let klass =
                     GLib.borrowString(gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS)) ?? ""
                 let box = CallbackBox<FactoryDescription, AutoplugDecision>.borrow(data)
-                return box.body(FactoryDescription(name: name, klass: klass)).rawValue
+                // The caps are borrowed too: Caps(borrowing:) adds its own reference for the copy.
+                let structure = caps.flatMap { Caps(borrowing: $0).firstStructure }
+                return box.body(FactoryDescription(name: name, klass: klass, caps: structure)).rawValue
             }
         connect("autoplug-select", unsafeBitCast(callback, to: GCallback.self), CallbackBox(body))
     }

@@ -172,6 +172,10 @@ enum ManPage {
             "1 type-finds every file and decodes its first frame before seeking, as ftgst did before naming MP4 and Matroska demuxers from a file's first bytes (a diagnostic switch)."
         ),
         (
+            "FTGST_NO_OWN_DECODER",
+            "1 decodes H.264 thumbnails, storyboards and previews with GStreamer's avdec_h264 instead of ftgst's own fth264dec, which loads libavcodec alone (a diagnostic switch)."
+        ),
+        (
             "XDG_CACHE_HOME",
             "the cache root (an absolute path; else $HOME/.cache): ftgst/thumbnails, ftgst/mezzanines, and ftgst/workspace when XDG_RUNTIME_DIR is unset."
         ),

@@ -206,4 +206,77 @@ final class PluginTests: XCTestCase {
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue((result.stdout + result.stderr).contains("bad.cube:2:"), result.stdout + result.stderr)
     }
+
+    // MARK: - fth264dec
+
+    /// Each picture's checksum and time through `h264parse ! DECODER ! checksumsink` (a SHA-1 of the raw I420).
+    private func checksums(_ fixture: String, demuxer: String, decoder: String) throws -> [String] {
+        let result = try gst(
+            "gst-launch-1.0",
+            [
+                "-q", "filesrc", "location=\(try TestEnvironment.fixture(fixture))", "!", demuxer, "!", "h264parse",
+                "!",
+                decoder, "!", "checksumsink",
+            ])
+        XCTAssertEqual(result.status, 0, "\(fixture) through \(decoder): \(result.stderr)")
+        return result.stdout.split(separator: "\n").map(String.init)
+    }
+
+    /// fth264dec gives avdec_h264's pictures, bit for bit and at the same times, in plain gst-launch-1.0: MP4 with
+    /// B-frames, variable rate and non-square pixels, Matroska, and MPEG-TS (byte-stream framing, no codec_data).
+    func testH264DecoderGivesTheSamePicturesAsAvdec() throws {
+        for (fixture, demuxer) in [
+            ("bframes.mp4", "qtdemux"), ("vfr.mp4", "qtdemux"), ("anamorphic.mp4", "qtdemux"),
+            ("clip.mkv", "matroskademux"), ("clip.ts", "tsdemux"),
+        ] {
+            let own = try checksums(fixture, demuxer: demuxer, decoder: "fth264dec")
+            let libav = try checksums(fixture, demuxer: demuxer, decoder: "avdec_h264")
+            XCTAssertGreaterThan(own.count, 10, "\(fixture): \(own.count) pictures")
+            XCTAssertEqual(own, libav, "\(fixture): not avdec_h264's pictures")
+        }
+    }
+
+    /// What it does not decode as avdec_h264 does (4:4:4 here) it refuses by its template: decodebin then offers
+    /// the stream to avdec_h264.
+    func testH264DecoderRefusesOtherProfiles() throws {
+        let result = try gst(
+            "gst-launch-1.0",
+            [
+                "-q", "filesrc", "location=\(try TestEnvironment.fixture("odd.mp4"))", "!", "qtdemux", "!", "h264parse",
+                "!", "fth264dec", "!", "fakesink",
+            ])
+        XCTAssertNotEqual(result.status, 0)
+        let output = result.stdout + result.stderr
+        XCTAssertTrue(output.contains("not-linked") || output.contains("not-negotiated"), output)
+        let inspect = try gst("gst-inspect-1.0", ["fth264dec"])
+        XCTAssertEqual(inspect.status, 0, inspect.stderr)
+        for text in ["Codec/Decoder/Video", "secondary", "output-corrupt", "max-threads", "progressive-high", "I420"] {
+            XCTAssertTrue(inspect.stdout.contains(text), "gst-inspect-1.0 fth264dec lacks \(text)")
+        }
+        XCTAssertFalse(inspect.stdout.contains("high-10"), "a 10-bit profile in the template")
+    }
+
+    /// A damaged stream (every 50th TS packet's payload overwritten) is decoded as far as it goes or fails with an
+    /// error: the process ends by itself, never by a signal.
+    func testH264DecoderSurvivesADamagedStream() throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestEnvironment.fixture("clip.ts"))))
+        var packet = 188 * 7
+        while packet + 188 <= bytes.count {
+            for i in (packet + 8)..<(packet + 188) { bytes[i] = UInt8(truncatingIfNeeded: i &* 31) }
+            packet += 188 * 50
+        }
+        let damaged = FileManager.default.temporaryDirectory.appendingPathComponent("ftgst-damaged-\(UUID()).ts")
+        try Data(bytes).write(to: damaged)
+        defer { try? FileManager.default.removeItem(at: damaged) }
+        for outputCorrupt in ["true", "false"] {
+            let result = try gst(
+                "gst-launch-1.0",
+                [
+                    "-q", "filesrc", "location=\(damaged.path)", "!", "tsdemux", "!", "h264parse", "!", "fth264dec",
+                    "output-corrupt=\(outputCorrupt)", "!", "checksumsink",
+                ])
+            XCTAssertTrue([0, 1].contains(result.status), "status \(result.status): \(result.stderr)")
+            XCTAssertGreaterThan(result.stdout.split(separator: "\n").count, 10, "pictures before and after damage")
+        }
+    }
 }

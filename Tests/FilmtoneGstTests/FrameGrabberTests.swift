@@ -104,6 +104,37 @@ final class FrameGrabberTests: XCTestCase {
         XCTAssertFalse(try grab("clip.ts", ms: 1010).soughtFirst, "a TS is type-found")
     }
 
+    /// ftgst's own H.264 decoder (`fth264dec`) hands over the very frame, pixels and time, that gst-libav's
+    /// `avdec_h264` gives, on the path that seeks first, the type-finding one (MPEG-TS: byte-stream framing), with a
+    /// tolerance, and on a kept pipeline's forward steps; a 4:4:4 stream, which it does not take, stays with
+    /// avdec_h264. On an exact seek it copies out only the picture shown, not those decoded up to it.
+    func testOwnDecoderGivesTheFrameAvdecGives() throws {
+        let cases: [(String, Int64, Int64)] = [
+            ("clip.mp4", 1510, 0), ("clip.mkv", 1000, 0), ("bframes.mp4", 2500, 0), ("vfr.mp4", 1010, 0),
+            ("offset.mp4", 700, 0), ("rotated.mp4", 500, 0), ("numbered.mp4", 1999, 0), ("clip.mp4", 2966, 0),
+            ("longgop.mp4", 3000, 900), ("zero-stts.mp4", 400, 0), ("clip.ts", 1010, 0), ("clip.mp4", 0, 0),
+            ("anamorphic.mp4", 300, 0), ("odd.mp4", 500, 0),
+        ]
+        for (fixture, ms, tolerance) in cases {
+            let own = try grab(fixture, ms: ms, tolerance: tolerance)
+            setenv("FTGST_NO_OWN_DECODER", "1", 1)
+            defer { unsetenv("FTGST_NO_OWN_DECODER") }
+            let libav = try grab(fixture, ms: ms, tolerance: tolerance)
+            let expected = fixture == "odd.mp4" ? "avdec_h264" : "fth264dec"
+            XCTAssertEqual(own.decoder, expected, "\(fixture) at \(ms) ms")
+            XCTAssertEqual(libav.decoder, "avdec_h264", "\(fixture): the switch keeps gst-libav")
+            XCTAssertNil(libav.copiedPictures)
+            XCTAssertEqual(own.time, libav.time, "\(fixture) at \(ms) ms")
+            XCTAssertTrue(own.image == libav.image, "\(fixture) at \(ms) ms: not the same frame")
+        }
+        // longgop.mp4 has one keyframe: the seek to 3 s decodes the 90 pictures before it, and copies only the one
+        // shown and those the grabber reads after it (the next, to check the frame's end); none of the 90.
+        let longGOP = try grab("longgop.mp4", ms: 3000)
+        XCTAssertEqual(longGOP.decoder, "fth264dec")
+        XCTAssertLessThanOrEqual(longGOP.copiedPictures ?? .max, 3, "the pictures before the target are not copied")
+        XCTAssertGreaterThan(longGOP.copiedPictures ?? 0, 0)
+    }
+
     /// Refusals on the path that seeks first are those of the type-finding one: a time past the end, an audio-only
     /// file (nothing links its pads), a file without its index.
     func testSeekingFirstRefusesWhatPrerollingRefuses() throws {

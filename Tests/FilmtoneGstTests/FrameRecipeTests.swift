@@ -1,5 +1,6 @@
 import XCTest
 
+@testable import FilmtoneElements
 @testable import FilmtoneGst
 @testable import GstKit
 
@@ -253,11 +254,49 @@ extension FrameRecipeTests {
     }
 
     /// decodebin may plug everything in the frame pipeline except pngparse (quadratic in a PNG's size).
-    func testTheFramePipelineSkipsPNGParseOnly() {
-        XCTAssertEqual(FrameRecipe.autoplugDecision(factory: "pngparse"), .skip)
-        for name in ["pngdec", "h264parse", "avdec_h264", "jpegparse", "qtdemux"] {
-            XCTAssertEqual(FrameRecipe.autoplugDecision(factory: name), .tryElement, name)
+    func testTheFramePipelineSkipsPNGParse() {
+        func decision(_ name: String, _ klass: String = "Codec/Parser") -> AutoplugDecision {
+            FrameRecipe.autoplugDecision(factory: FactoryDescription(name: name, klass: klass), ownDecoder: true)
         }
+        XCTAssertEqual(decision("pngparse"), .skip)
+        for name in ["pngdec", "h264parse", "jpegparse", "qtdemux"] {
+            XCTAssertEqual(decision(name), .tryElement, name)
+        }
+    }
+
+    /// 8-bit 4:2:0 progressive H.264 goes to fth264dec: every other video decoder offered for it is skipped. Other
+    /// profiles, interlaced streams, other codecs, and `ownDecoder: false` keep avdec_h264.
+    func testOwnDecoderTakesEightBitProgressiveH264Only() {
+        func caps(_ profile: String, format: String = "avc", extra: [String: CapsValue] = [:]) -> CapsStructure {
+            var fields: [String: CapsValue] = [
+                "profile": .string(profile), "stream-format": .string(format), "alignment": .string("au"),
+            ]
+            fields.merge(extra) { $1 }
+            return CapsStructure(name: "video/x-h264", fields: fields)
+        }
+        func decision(_ name: String, _ caps: CapsStructure?, own: Bool = true) -> AutoplugDecision {
+            FrameRecipe.autoplugDecision(
+                factory: FactoryDescription(name: name, klass: "Codec/Decoder/Video", caps: caps), ownDecoder: own)
+        }
+        for profile in ["constrained-baseline", "main", "high", "progressive-high"] {
+            XCTAssertEqual(decision("avdec_h264", caps(profile)), .skip, profile)
+            XCTAssertEqual(decision("fth264dec", caps(profile)), .tryElement, profile)
+        }
+        XCTAssertEqual(decision("avdec_h264", caps("high", format: "byte-stream")), .skip)
+        XCTAssertEqual(decision("nvh264dec", caps("high")), .skip, "any other decoder too: the same pictures anywhere")
+        for profile in ["high-10", "high-4:2:2", "high-4:4:4", "high-10-intra"] {
+            XCTAssertEqual(decision("avdec_h264", caps(profile)), .tryElement, profile)
+        }
+        XCTAssertEqual(
+            decision("avdec_h264", caps("high", extra: ["interlace-mode": .string("mixed")])), .tryElement)
+        XCTAssertEqual(
+            decision("avdec_h264", caps("high", extra: ["interlace-mode": .string("progressive")])), .skip)
+        XCTAssertEqual(decision("avdec_h264", caps("high", extra: ["alignment": .string("nal")])), .tryElement)
+        XCTAssertEqual(decision("avdec_h264", caps("high"), own: false), .tryElement)
+        XCTAssertEqual(decision("avdec_h264", nil), .tryElement)
+        XCTAssertEqual(
+            decision("avdec_h265", CapsStructure(name: "video/x-h265", fields: ["profile": .string("main")])),
+            .tryElement)
     }
 
     /// The libav plugin is preloaded for MP4 and Matroska, not for WebM (VP8/VP9/AV1) or unknown containers.

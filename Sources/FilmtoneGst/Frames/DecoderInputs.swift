@@ -1,3 +1,4 @@
+import FilmtoneElements
 import Foundation
 import GstKit
 import Synchronization
@@ -13,6 +14,8 @@ final class DecoderInputs: Sendable {
     static let corruptOutputProperty = "output-corrupt"
 
     private let pictures = Mutex<[FrameRecipe.InputPicture]>([])
+    /// The video decoder plugged (its factory's name), and `fth264dec`'s state when it is that one.
+    private let decoder = Mutex<(name: String?, own: H264DecoderState?)>((nil, nil))
     /// The last keyframe that entered since the segment began, and the longest gap between two consecutive ones
     /// seen so far (across segments: a GOP's length does not change with a seek).
     private let keyframes = Mutex<(last: ClockTime?, longestGap: ClockTime?)>((nil, nil))
@@ -30,6 +33,9 @@ final class DecoderInputs: Sendable {
             guard klass.contains("Decoder/Video") || klass.contains("Decoder/Image"),
                 let pad = element.staticPad("sink")
             else { return }
+            let name = element.factoryName
+            let own = name == H264DecoderElement.factoryName ? H264DecoderElement.state(of: element.pointer) : nil
+            decoder.withLock { $0 = (name, own) }
             if element.hasProperty(Self.corruptOutputProperty) {
                 try? element.setProperty(Self.corruptOutputProperty, .bool(false))
             }
@@ -75,6 +81,13 @@ final class DecoderInputs: Sendable {
 
     /// The longest gap seen between two keyframes entering one after the other; nil before two were seen.
     var keyframeInterval: ClockTime? { keyframes.withLock { $0.longestGap } }
+
+    /// The factory name of the video (or image) decoder plugged; nil before one was.
+    var decoderName: String? { decoder.withLock { $0.name } }
+
+    /// How many pictures `fth264dec` copied out (its others ended before the segment and were released uncopied);
+    /// nil when another decoder was plugged.
+    var ownDecoderCopies: Int? { decoder.withLock { $0.own?.copied.load(ordering: .relaxed) } }
 
     /// The pictures seen since the last segment, in the order they entered.
     var snapshot: [FrameRecipe.InputPicture] { pictures.withLock { $0 } }

@@ -16,6 +16,10 @@ struct GrabbedFrame {
     var skippedPictures: Int
     /// The pipeline sought before its first preroll (`FirstSeekHold`): no first frame was decoded for nothing.
     var soughtFirst = false
+    /// The video decoder's factory (`fth264dec`, `avdec_h265`…); nil for the photo path or none plugged.
+    var decoder: String? = nil
+    /// Pictures `fth264dec` copied out; nil for another decoder.
+    var copiedPictures: Int? = nil
 }
 
 /// What to grab: one frame of `source` near `time`, fitted into `maxWidth`×`maxHeight`.
@@ -160,7 +164,12 @@ final class OpenedFrameSource {
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let demuxer = Self.knownDemuxer(of: request.source)
         if let demuxer, demuxer.decodedByLibav {
-            GstRuntime.preloadInBackground(FrameRecipe.libavPlugin)
+            // Most likely H.264, which fth264dec decodes with libavcodec alone; gst-libav (HEVC) loads when plugged.
+            if FrameRecipe.ownDecoderEnabled {
+                Libav.preloadInBackground()
+            } else {
+                GstRuntime.preloadInBackground(FrameRecipe.libavPlugin)
+            }
         }
         let pipeline = try Pipeline(
             launch: FrameRecipe.launchDescription(withLook: request.look != nil, demuxer: demuxer.map(\.demuxer)))
@@ -192,7 +201,10 @@ final class OpenedFrameSource {
             early = nil
         }
 
-        try pipeline.element(named: "src").onAutoplugSelect { FrameRecipe.autoplugDecision(factory: $0.name) }
+        let ownDecoder = FrameRecipe.ownDecoderEnabled
+        try pipeline.element(named: "src").onAutoplugSelect {
+            FrameRecipe.autoplugDecision(factory: $0, ownDecoder: ownDecoder)
+        }
         if let demuxer {
             try pipeline.element(named: "source").setProperty("location", .string(demuxer.path))
         } else {
@@ -678,7 +690,8 @@ final class OpenedFrameSource {
             return RGBImage(width: view.width, height: view.height, pixels: pixels)
         }
         return GrabbedFrame(
-            image: image, time: time, isStill: still, skippedPictures: skipper.skippedCount, soughtFirst: first == nil)
+            image: image, time: time, isStill: still, skippedPictures: skipper.skippedCount, soughtFirst: first == nil,
+            decoder: inputs.decoderName, copiedPictures: inputs.ownDecoderCopies)
     }
 }
 

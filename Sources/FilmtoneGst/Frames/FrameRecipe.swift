@@ -151,9 +151,22 @@ enum FrameRecipe {
     /// (a 24 MP, 67 MB PNG: 15 s of system time in `filesrc ! pngparse ! fakesink`, against 2 s for `filesrc !
     /// pngdec`), so such a photo's preview hit the 5 s local-stall rule and failed. `pngdec` finds the picture's
     /// end itself.
-    static func autoplugDecision(factory name: String) -> AutoplugDecision {
-        name == "pngparse" ? .skip : .tryElement
+    ///
+    /// H.264 that ftgst's own decoder takes (`H264DecoderElement.accepts`: 8-bit 4:2:0, progressive) is decoded by
+    /// it, `fth264dec`, unless `ownDecoder` is false: every other video decoder offered for those caps
+    /// (`avdec_h264`, ranked above it) is skipped, so the pictures are libavcodec's on every machine, without
+    /// loading gst-libav (docs/PERFORMANCE.md, "fth264dec").
+    static func autoplugDecision(factory: FactoryDescription, ownDecoder: Bool) -> AutoplugDecision {
+        if factory.name == "pngparse" { return .skip }
+        guard ownDecoder, factory.name != H264DecoderElement.factoryName, factory.klass.contains("Decoder/Video"),
+            let caps = factory.caps, H264DecoderElement.accepts(caps)
+        else { return .tryElement }
+        return .skip
     }
+
+    /// `FTGST_NO_OWN_DECODER=1` decodes H.264 with `avdec_h264` (gst-libav) instead of `fth264dec`: a diagnostic
+    /// switch, and how the tests prove that the frame returned is identical either way.
+    static var ownDecoderEnabled: Bool { ProcessInfo.processInfo.environment["FTGST_NO_OWN_DECODER"] != "1" }
 
     /// GStreamer's plugin of libav decoders (`avdec_h264`, `avdec_h265`…).
     static let libavPlugin = "libav"

@@ -42,7 +42,8 @@ enum ProbeRules {
     /// `pngparse` is skipped, as in the frame pipeline (`FrameRecipe.autoplugDecision`): its cost is quadratic in a
     /// PNG's size (a 24 MP file hit the 5 s stall rule); the PNG's size then comes from its IHDR (`pngHeader`).
     static func autoplugDecision(forKlass klass: String, factory: String = "") -> AutoplugDecision {
-        if FrameRecipe.autoplugDecision(factory: factory) == .skip { return .skip }
+        let offered = FactoryDescription(name: factory, klass: klass)
+        if FrameRecipe.autoplugDecision(factory: offered, ownDecoder: false) == .skip { return .skip }
         return klass.split(separator: "/").contains("Decoder") ? .expose : .tryElement
     }
 

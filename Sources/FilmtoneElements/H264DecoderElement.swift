@@ -1,0 +1,545 @@
+package import CGst
+import CLibav
+import Foundation
+import GstKit
+import Synchronization
+
+// MARK: - fth264dec: H.264 through libavcodec, with nothing else loaded
+//
+// gst-launch-1.0 filesrc location=in.mp4 ! qtdemux ! h264parse ! fth264dec ! videoconvert ! …
+//
+// A GstVideoDecoder over libavcodec's H.264 decoder, the one gst-libav's `avdec_h264` wraps: the same pictures, bit
+// for bit. It exists because `avdec_h264` comes with the whole of gst-libav: loading that plugin opens libavformat,
+// libavfilter and their libraries and registers some 500 element types (≈ 40 ms and 42 MiB of a 92 MiB budget,
+// measured against a program that only opens libavcodec), and its decoding of the bench clip's 166 pictures costs
+// ≈ 55 ms more than libavcodec's own (docs/PERFORMANCE.md, "fth264dec"). This element opens libavcodec alone
+// (`Libav`, dlopen), lets libavcodec keep its own frame pool (as many pictures as the stream's references and the
+// frame threads need), and copies out only the pictures that can be shown: one that ends before the output segment
+// starts (an accurate seek's pictures from the keyframe up to the target) is decoded, as it must be, but finished
+// without a buffer downstream or a copy.
+//
+// Only 8-bit 4:2:0 (and 4:0:0) H.264 is taken: the sink template names the profiles that cannot carry more (no
+// High 10, 4:2:2 or 4:4:4), so decodebin offers anything else to `avdec_h264`. Interlaced pictures come out as
+// frames flagged progressive (the template cannot require a field h264parse leaves out for progressive streams, and
+// acceptcaps would then refuse them), so ftgst's frame pipelines only choose it for caps that say progressive.
+// Its rank is SECONDARY, below `avdec_h264`'s PRIMARY: a pipeline gets it only by name, or where ftgst's frame
+// pipelines choose it (`FrameRecipe.autoplugDecision`).
+
+/// The element's state. The libavcodec objects are only touched by GstVideoDecoder's vfuncs, which the base class
+/// calls one at a time (start and stop around streaming, the others under its stream lock); the properties may be
+/// set from any thread.
+package final class H264DecoderState: @unchecked Sendable {
+    fileprivate var libav: Libav?
+    fileprivate var context: UnsafeMutablePointer<AVCodecContext>?
+    fileprivate var packet: UnsafeMutablePointer<AVPacket>?
+    fileprivate var picture: UnsafeMutablePointer<AVFrame>?
+    /// The input caps' state (a reference owned here), the reference for the output state.
+    fileprivate var input: UnsafeMutablePointer<GstVideoCodecState>?
+    /// What the output caps were negotiated for.
+    fileprivate var output: OutputFormat?
+    fileprivate var outputInfo = GstVideoInfo()
+    fileprivate var timestamps = OutputTimestamps()
+
+    struct OutputFormat: Equatable {
+        var format: GstVideoFormat
+        var width: Int32
+        var height: Int32
+        var range: Int32
+        var matrix: Int32
+        var primaries: Int32
+        var transfer: Int32
+    }
+
+    private let properties = Mutex((outputCorrupt: true, maxThreads: 0))
+
+    package var outputCorrupt: Bool {
+        get { properties.withLock { $0.outputCorrupt } }
+        set { properties.withLock { $0.outputCorrupt = newValue } }
+    }
+
+    package var maxThreads: Int {
+        get { properties.withLock { $0.maxThreads } }
+        set { properties.withLock { $0.maxThreads = newValue } }
+    }
+
+    /// Pictures copied out, and pictures finished without a copy because they end before the segment.
+    package let copied = Atomic<Int>(0)
+    package let skipped = Atomic<Int>(0)
+
+    fileprivate func closeContext() {
+        if let libav, context != nil { libav.freeContext(&context) }
+        context = nil
+        output = nil
+    }
+
+    fileprivate func close() {
+        closeContext()
+        timestamps.reset()
+        if let libav {
+            if packet != nil { libav.packetFree(&packet) }
+            if picture != nil { libav.frameFree(&picture) }
+        }
+        packet = nil
+        picture = nil
+        if let input { gst_video_codec_state_unref(input) }
+        input = nil
+    }
+
+    deinit { close() }
+}
+
+/// Which pictures may skip their copy: those the base class would clip away whole, judged as it judges them.
+///
+/// GstVideoDecoder's finish_frame first fixes a picture's timestamp (raises a decreasing one to the last it sent,
+/// guesses a missing one, voids them all once output went backwards), then clips it to the segment. A picture is
+/// skipped here only while that fix-up cannot have changed it: a known start and duration, no earlier picture that
+/// lacked one, and starts that never went backwards since the last flush (which resets the base class's memory as
+/// it resets this one). Then its fixed timestamp is its own, and ending at or before the segment's start, played
+/// forward, it is clipped away: the pictures that come out are those `avdec_h264` gives, with the same times.
+struct OutputTimestamps {
+    /// The last start the base class kept (its `last_timestamp_out`): the highest seen, starts being raised.
+    private(set) var lastOut: GstClockTime? = nil
+    /// Some start was missing or went backwards: the base class's timestamps are its guesses from here on.
+    private(set) var unsure = false
+
+    /// Whether `frame` ends before `segment`'s start and so would be clipped away whole; records its start either
+    /// way (call once per picture, in output order).
+    mutating func skips(_ frame: GstVideoCodecFrame, _ segment: GstSegment) -> Bool {
+        let none = ftgst_clock_time_none()
+        guard frame.pts != none else {
+            unsure = true
+            return false
+        }
+        if let lastOut, frame.pts < lastOut {
+            unsure = true
+            return false
+        }
+        lastOut = frame.pts
+        guard !unsure, segment.format == GST_FORMAT_TIME, segment.rate > 0, frame.duration != none,
+            frame.duration > 0
+        else { return false }
+        return frame.pts + frame.duration <= segment.start
+    }
+
+    /// A flush (a seek) or a new stream: the base class forgets too.
+    mutating func reset() { self = OutputTimestamps() }
+}
+
+private enum H264DecoderPropertyID: guint {
+    case outputCorrupt = 1
+    case maxThreads
+}
+
+/// Registration of the `fth264dec` element type.
+package enum H264DecoderElement {
+    package static let factoryName = "fth264dec"
+    package static let typeName = "GstFtH264Dec"
+
+    /// The profiles whose pictures are 8-bit 4:2:0 or 4:0:0 (h264parse always names the profile), and the framings.
+    package static let profiles = [
+        "constrained-baseline", "baseline", "main", "extended", "high", "progressive-high", "constrained-high",
+    ]
+    package static let streamFormats = ["avc", "avc3", "byte-stream"]
+    package static let sinkCaps =
+        "video/x-h264, stream-format=(string){ \(streamFormats.joined(separator: ", ")) }, alignment=(string)au, "
+        + "profile=(string){ \(profiles.joined(separator: ", ")) }"
+
+    /// Whether caps with this first structure are ones this element decodes as well as `avdec_h264`: its template
+    /// and progressive pictures (h264parse writes `interlace-mode` only for interlaced streams).
+    package static func accepts(_ caps: CapsStructure) -> Bool {
+        guard caps.name == "video/x-h264", let profile = caps.string("profile"), profiles.contains(profile),
+            let format = caps.string("stream-format"), streamFormats.contains(format),
+            caps.string("alignment") == "au"
+        else { return false }
+        return (caps.string("interlace-mode") ?? "progressive") == "progressive"
+    }
+
+    static let sourceCaps = "video/x-raw, format=(string){ I420, GRAY8 }"
+
+    fileprivate static let subclass = SwiftSubclass<H264DecoderState>(
+        parent: gst_video_decoder_get_type(), name: typeName, classInit: classInit, instanceInit: instanceInit)
+    package static var type: GType { subclass.type }
+
+    package static func register(in plugin: OpaquePointer?) -> Bool {
+        gst_element_register(plugin, factoryName, guint(GST_RANK_SECONDARY.rawValue), type) != 0
+    }
+
+    /// The state of an `fth264dec` instance (the tests read its counters).
+    package static func state(of instance: UnsafeMutableRawPointer) -> H264DecoderState {
+        subclass.state(of: instance)
+    }
+
+    private static let classInit: @convention(c) (gpointer?, gpointer?) -> Void = { klass, _ in
+        guard let klass else { return }
+        let objectClass = ftgst_object_class(klass)!
+        objectClass.pointee.set_property = setProperty
+        objectClass.pointee.get_property = getProperty
+        objectClass.pointee.finalize = finalize
+        g_object_class_install_property(
+            objectClass, H264DecoderPropertyID.outputCorrupt.rawValue,
+            g_param_spec_boolean(
+                "output-corrupt", "Output corrupt pictures",
+                "Whether pictures decoded with missing references are passed on (as avdec_h264's)", 1,
+                G_PARAM_READWRITE))
+        g_object_class_install_property(
+            objectClass, H264DecoderPropertyID.maxThreads.rawValue,
+            g_param_spec_int(
+                "max-threads", "Maximum decode threads", "libavcodec's frame threads; 0: one per processor",
+                0, 64, 0, G_PARAM_READWRITE))
+
+        let elementClass = ftgst_element_class(klass)!
+        gst_element_class_set_metadata(
+            elementClass, "H.264 decoder (libavcodec)", "Codec/Decoder/Video",
+            "Decodes 8-bit 4:2:0 progressive H.264 with libavcodec, loading nothing else", "ftgst")
+        for (name, direction, description) in [("sink", GST_PAD_SINK, sinkCaps), ("src", GST_PAD_SRC, sourceCaps)] {
+            let caps = gst_caps_from_string(description)
+            gst_element_class_add_pad_template(
+                elementClass, gst_pad_template_new(name, direction, GST_PAD_ALWAYS, caps))
+            gst_caps_unref(caps)  // the template took its own reference
+        }
+        let decoderClass = ftgst_video_decoder_class(klass)!
+        decoderClass.pointee.start = start
+        decoderClass.pointee.stop = stop
+        decoderClass.pointee.set_format = setFormat
+        decoderClass.pointee.handle_frame = handleFrame
+        decoderClass.pointee.flush = flush
+        decoderClass.pointee.finish = drain
+        decoderClass.pointee.drain = drain
+    }
+
+    private static let instanceInit: @convention(c) (UnsafeMutablePointer<GTypeInstance>?, gpointer?) -> Void = {
+        instance, _ in
+        guard let instance else { return }
+        subclass.attach(H264DecoderState(), to: UnsafeMutableRawPointer(instance))
+        let decoder = UnsafeMutableRawPointer(instance).assumingMemoryBound(to: GstVideoDecoder.self)
+        gst_video_decoder_set_packetized(decoder, 1)  // one access unit a buffer (alignment=au)
+        gst_video_decoder_set_needs_format(decoder, 1)
+    }
+
+    private static let finalize: @convention(c) (UnsafeMutablePointer<GObject>?) -> Void = { object in
+        guard let object else { return }
+        subclass.finalize(object)
+    }
+
+    private static let setProperty:
+        @convention(c) (
+            UnsafeMutablePointer<GObject>?, guint, UnsafePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
+        ) -> Void = { object, id, value, _ in
+            guard let object, let value, let property = H264DecoderPropertyID(rawValue: id) else { return }
+            let state = state(of: UnsafeMutableRawPointer(object))
+            switch property {
+            case .outputCorrupt: state.outputCorrupt = g_value_get_boolean(value) != 0
+            case .maxThreads: state.maxThreads = Int(g_value_get_int(value))
+            }
+        }
+
+    private static let getProperty:
+        @convention(c) (
+            UnsafeMutablePointer<GObject>?, guint, UnsafeMutablePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
+        ) -> Void = { object, id, value, _ in
+            guard let object, let value, let property = H264DecoderPropertyID(rawValue: id) else { return }
+            let state = state(of: UnsafeMutableRawPointer(object))
+            switch property {
+            case .outputCorrupt: g_value_set_boolean(value, state.outputCorrupt ? 1 : 0)
+            case .maxThreads: g_value_set_int(value, gint(state.maxThreads))
+            }
+        }
+
+    // MARK: - GstVideoDecoder vfuncs
+
+    private static let start: @convention(c) (UnsafeMutablePointer<GstVideoDecoder>?) -> gboolean = { decoder in
+        guard let decoder else { return 0 }
+        let state = state(of: UnsafeMutableRawPointer(decoder))
+        switch Libav.shared {
+        case .success(let libav):
+            state.libav = libav
+            state.packet = libav.packetAlloc()
+            state.picture = libav.frameAlloc()
+            return state.packet != nil && state.picture != nil ? 1 : 0
+        case .failure(let error):
+            postError(
+                decoder, domain: gst_library_error_quark(), code: gint(GST_LIBRARY_ERROR_INIT.rawValue),
+                "\(error)")
+            return 0
+        }
+    }
+
+    private static let stop: @convention(c) (UnsafeMutablePointer<GstVideoDecoder>?) -> gboolean = { decoder in
+        guard let decoder else { return 0 }
+        state(of: UnsafeMutableRawPointer(decoder)).close()
+        return 1
+    }
+
+    /// New input caps: what was decoded so far under the old ones is drained, then a context is opened with the
+    /// stream's `codec_data` (avcC) as extradata; a byte-stream carries its parameter sets in band.
+    private static let setFormat:
+        @convention(c) (UnsafeMutablePointer<GstVideoDecoder>?, UnsafeMutablePointer<GstVideoCodecState>?) -> gboolean =
+            { decoder, codecState in
+                guard let decoder, let codecState else { return 0 }
+                let state = state(of: UnsafeMutableRawPointer(decoder))
+                guard let libav = state.libav else { return 0 }
+                if state.context != nil {
+                    _ = drainContext(decoder, state)
+                    state.closeContext()
+                }
+                if let old = state.input { gst_video_codec_state_unref(old) }
+                state.input = gst_video_codec_state_ref(codecState)
+
+                guard let codec = libav.findDecoder(AV_CODEC_ID_H264), let context = libav.allocContext(codec) else {
+                    return 0
+                }
+                state.context = context
+                if let codecData = codecState.pointee.codec_data, !isByteStream(codecState.pointee.caps) {
+                    var map = GstMapInfo()
+                    guard gst_buffer_map(codecData, &map, GST_MAP_READ) != 0 else { return 0 }
+                    defer { gst_buffer_unmap(codecData, &map) }
+                    let size = Int(map.size)
+                    guard let extradata = libav.mallocz(size + Int(ftgst_av_input_buffer_padding_size())) else {
+                        return 0
+                    }
+                    extradata.copyMemory(from: map.data, byteCount: size)
+                    context.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
+                    context.pointee.extradata_size = Int32(size)
+                }
+                let threads = state.maxThreads > 0 ? state.maxThreads : ProcessInfo.processInfo.activeProcessorCount
+                context.pointee.thread_count = Int32(min(max(threads, 1), 64))
+                context.pointee.thread_type = ftgst_ff_thread_frame_and_slice()
+                let corruptFlag = ftgst_av_codec_flag_output_corrupt()
+                context.pointee.flags =
+                    state.outputCorrupt ? context.pointee.flags | corruptFlag : context.pointee.flags & ~corruptFlag
+                guard libav.open(context, codec, nil) >= 0 else {
+                    state.closeContext()
+                    return 0
+                }
+                return 1
+            }
+
+    private static func isByteStream(_ caps: UnsafeMutablePointer<GstCaps>?) -> Bool {
+        guard let caps, gst_caps_get_size(caps) > 0,
+            let format = gst_structure_get_string(gst_caps_get_structure(caps, 0), "stream-format")
+        else { return false }
+        return String(cString: format) == "byte-stream"
+    }
+
+    /// One access unit: sent to libavcodec with the frame's number as its timestamp (libavcodec hands it back on
+    /// the picture, in presentation order), then whatever pictures are ready are passed on.
+    private static let handleFrame:
+        @convention(c) (UnsafeMutablePointer<GstVideoDecoder>?, UnsafeMutablePointer<GstVideoCodecFrame>?) ->
+            GstFlowReturn = { decoder, frame in
+                guard let decoder, let frame else { return GST_FLOW_ERROR }
+                let state = state(of: UnsafeMutableRawPointer(decoder))
+                guard let libav = state.libav, let context = state.context, let packet = state.packet,
+                    let input = frame.pointee.input_buffer
+                else {
+                    gst_video_decoder_drop_frame(decoder, frame)
+                    return GST_FLOW_NOT_NEGOTIATED
+                }
+                var map = GstMapInfo()
+                guard gst_buffer_map(input, &map, GST_MAP_READ) != 0 else {
+                    gst_video_decoder_drop_frame(decoder, frame)
+                    return GST_FLOW_ERROR
+                }
+                let size = Int(map.size)
+                let allocated = libav.newPacket(packet, Int32(size)) >= 0
+                if allocated, size > 0 { packet.pointee.data.update(from: map.data, count: size) }
+                gst_buffer_unmap(input, &map)
+                guard allocated else {
+                    gst_video_decoder_drop_frame(decoder, frame)
+                    return GST_FLOW_ERROR
+                }
+                packet.pointee.pts = Int64(frame.pointee.system_frame_number)
+                let number = frame.pointee.system_frame_number
+                gst_video_codec_frame_unref(frame)  // the base class keeps its own until the picture is finished
+
+                var flow = GST_FLOW_OK
+                var sent = libav.sendPacket(context, packet)
+                // The decoder's input is full until pictures are taken out: take them, then send again.
+                while sent == ftgst_averror_eagain() {
+                    flow = passOn(decoder, state, libav, context)
+                    guard flow == GST_FLOW_OK else { break }
+                    sent = libav.sendPacket(context, packet)
+                }
+                libav.packetUnref(packet)
+                if flow == GST_FLOW_OK, sent < 0 {
+                    // A damaged access unit: counted against the base class's max-errors, like avdec_h264's.
+                    if let lost = gst_video_decoder_get_frame(decoder, gint(number)) {
+                        gst_video_decoder_drop_frame(decoder, lost)
+                    }
+                    return _gst_video_decoder_error(
+                        decoder, 1, gst_stream_error_quark(), gint(GST_STREAM_ERROR_DECODE.rawValue),
+                        g_strdup("Could not decode H.264 stream"), g_strdup("avcodec_send_packet: \(sent)"),
+                        #fileID, "handle_frame", 0)
+                }
+                guard flow == GST_FLOW_OK else { return flow }
+                return passOn(decoder, state, libav, context)
+            }
+
+    /// Takes every picture libavcodec has ready and passes it on; stops at the first flow that is not OK.
+    private static func passOn(
+        _ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: H264DecoderState, _ libav: Libav,
+        _ context: UnsafeMutablePointer<AVCodecContext>
+    ) -> GstFlowReturn {
+        guard let picture = state.picture else { return GST_FLOW_ERROR }
+        while libav.receiveFrame(context, picture) >= 0 {
+            let flow = output(decoder, state, picture)
+            libav.frameUnref(picture)
+            guard flow == GST_FLOW_OK else { return flow }
+        }
+        return GST_FLOW_OK
+    }
+
+    /// Ends the stream's decoding: libavcodec gives the pictures it still holds (reordering, frame threads), then
+    /// is reset to take a new stream. `finish` at EOS, `drain` before new caps.
+    private static let drain: @convention(c) (UnsafeMutablePointer<GstVideoDecoder>?) -> GstFlowReturn = { decoder in
+        guard let decoder else { return GST_FLOW_ERROR }
+        return drainContext(decoder, state(of: UnsafeMutableRawPointer(decoder)))
+    }
+
+    private static func drainContext(_ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: H264DecoderState)
+        -> GstFlowReturn
+    {
+        guard let libav = state.libav, let context = state.context else { return GST_FLOW_OK }
+        _ = libav.sendPacket(context, nil)
+        let flow = passOn(decoder, state, libav, context)
+        libav.flushBuffers(context)
+        return flow
+    }
+
+    /// A flushing seek: what libavcodec holds is thrown away (the base class drops its frames).
+    private static let flush: @convention(c) (UnsafeMutablePointer<GstVideoDecoder>?) -> gboolean = { decoder in
+        guard let decoder else { return 0 }
+        let state = state(of: UnsafeMutableRawPointer(decoder))
+        if let libav = state.libav, let context = state.context { libav.flushBuffers(context) }
+        state.timestamps.reset()
+        return 1
+    }
+
+    /// One decoded picture: found by the number it carries, dropped if corrupt and unwanted, finished without a
+    /// buffer when the base class would clip it away whole (`OutputTimestamps`), else copied into a buffer downstream
+    /// allocates and finished.
+    private static func output(
+        _ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: H264DecoderState,
+        _ picture: UnsafeMutablePointer<AVFrame>
+    ) -> GstFlowReturn {
+        guard let frame = gst_video_decoder_get_frame(decoder, gint(truncatingIfNeeded: picture.pointee.pts)) else {
+            return GST_FLOW_OK  // not ours (flushed since): nothing to do
+        }
+        // Judged before anything else: every picture finished or dropped goes through the base class's
+        // timestamp bookkeeping, so every one is recorded.
+        let skips = state.timestamps.skips(frame.pointee, decoder.pointee.output_segment)
+        if !state.outputCorrupt, picture.pointee.flags & ftgst_av_frame_flag_corrupt() != 0 {
+            gst_video_decoder_drop_frame(decoder, frame)
+            return GST_FLOW_OK
+        }
+        if skips {
+            // Finished without a buffer: the base class's timestamp bookkeeping runs as for any picture, then it
+            // is skipped ("no buffer data means this frame is skipped").
+            state.skipped.add(1, ordering: .relaxed)
+            return gst_video_decoder_finish_frame(decoder, frame)
+        }
+        let negotiated = negotiate(decoder, state, picture)
+        guard negotiated == GST_FLOW_OK else {
+            gst_video_decoder_drop_frame(decoder, frame)
+            return negotiated
+        }
+        let allocated = gst_video_decoder_allocate_output_frame(decoder, frame)
+        guard allocated == GST_FLOW_OK, let buffer = frame.pointee.output_buffer else {
+            gst_video_decoder_drop_frame(decoder, frame)
+            return allocated == GST_FLOW_OK ? GST_FLOW_ERROR : allocated
+        }
+        var video = GstVideoFrame()
+        guard gst_video_frame_map(&video, &state.outputInfo, buffer, GST_MAP_WRITE) != 0 else {
+            gst_video_decoder_drop_frame(decoder, frame)
+            return GST_FLOW_ERROR
+        }
+        copyPlanes(from: picture, to: &video)
+        gst_video_frame_unmap(&video)
+        state.copied.add(1, ordering: .relaxed)
+        return gst_video_decoder_finish_frame(decoder, frame)
+    }
+
+    /// Sets the output caps when the picture's format, size or colours differ from those negotiated: upstream's
+    /// caps give the frame rate and aspect ratio (the base class copies them from the input state); colorimetry
+    /// upstream did not state comes from the stream's own signalling, as avdec_h264 takes it.
+    private static func negotiate(
+        _ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: H264DecoderState,
+        _ picture: UnsafeMutablePointer<AVFrame>
+    ) -> GstFlowReturn {
+        let p = picture.pointee
+        let format: GstVideoFormat
+        switch AVPixelFormat(rawValue: p.format) {
+        case AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P: format = GST_VIDEO_FORMAT_I420
+        case AV_PIX_FMT_GRAY8: format = GST_VIDEO_FORMAT_GRAY8
+        default:
+            postError(
+                decoder, domain: gst_stream_error_quark(), code: gint(GST_STREAM_ERROR_DECODE.rawValue),
+                "H.264 pictures in libavcodec pixel format \(p.format) are not 8-bit 4:2:0")
+            return GST_FLOW_NOT_NEGOTIATED
+        }
+        let full = p.format == AV_PIX_FMT_YUVJ420P.rawValue || p.color_range == AVCOL_RANGE_JPEG
+        let wanted = H264DecoderState.OutputFormat(
+            format: format, width: p.width, height: p.height, range: full ? 1 : 0, matrix: Int32(p.colorspace.rawValue),
+            primaries: Int32(p.color_primaries.rawValue), transfer: Int32(p.color_trc.rawValue))
+        guard wanted != state.output else { return GST_FLOW_OK }
+        guard
+            let output = gst_video_decoder_set_output_state(
+                decoder, format, guint(p.width), guint(p.height), state.input)
+        else { return GST_FLOW_NOT_NEGOTIATED }
+        var upstreamColours = false
+        if let input = state.input, let caps = input.pointee.caps, gst_caps_get_size(caps) > 0 {
+            upstreamColours = gst_structure_has_field(gst_caps_get_structure(caps, 0), "colorimetry") != 0
+        }
+        if !upstreamColours {
+            var colours = output.pointee.info.colorimetry
+            if full { colours.range = GST_VIDEO_COLOR_RANGE_0_255 }
+            if p.colorspace != AVCOL_SPC_UNSPECIFIED {
+                colours.matrix = gst_video_color_matrix_from_iso(guint(p.colorspace.rawValue))
+            }
+            if p.color_primaries != AVCOL_PRI_UNSPECIFIED {
+                colours.primaries = gst_video_color_primaries_from_iso(guint(p.color_primaries.rawValue))
+            }
+            if p.color_trc != AVCOL_TRC_UNSPECIFIED {
+                colours.transfer = gst_video_transfer_function_from_iso(guint(p.color_trc.rawValue))
+            }
+            output.pointee.info.colorimetry = colours
+        }
+        state.outputInfo = output.pointee.info
+        gst_video_codec_state_unref(output)
+        guard gst_video_decoder_negotiate(decoder) != 0 else { return GST_FLOW_NOT_NEGOTIATED }
+        state.output = wanted
+        return GST_FLOW_OK
+    }
+
+    /// Copies the picture's planes row by row (libavcodec's strides are its own).
+    private static func copyPlanes(from picture: UnsafeMutablePointer<AVFrame>, to video: inout GstVideoFrame) {
+        let planes = Int(video.info.finfo.pointee.n_planes)
+        let width = Int(picture.pointee.width)
+        let height = Int(picture.pointee.height)
+        withUnsafePointer(to: &picture.pointee.data) { dataTuple in
+            withUnsafePointer(to: &picture.pointee.linesize) { strideTuple in
+                let data = UnsafeRawPointer(dataTuple).assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self)
+                let strides = UnsafeRawPointer(strideTuple).assumingMemoryBound(to: Int32.self)
+                for plane in 0..<planes {
+                    guard let source = data[plane], let target = ftgst_video_frame_plane(&video, guint(plane)) else {
+                        continue
+                    }
+                    // I420's chroma planes are half the size, rounded up; GRAY8 has one plane.
+                    let rowBytes = plane == 0 ? width : (width + 1) / 2
+                    let rows = plane == 0 ? height : (height + 1) / 2
+                    let sourceStride = Int(strides[plane])
+                    let targetStride = Int(ftgst_video_frame_stride(&video, guint(plane)))
+                    for row in 0..<rows {
+                        (target + row * targetStride).update(from: source + row * sourceStride, count: rowBytes)
+                    }
+                }
+            }
+        }
+    }
+
+    private static func postError(
+        _ decoder: UnsafeMutablePointer<GstVideoDecoder>, domain: GQuark, code: gint, _ text: String
+    ) {
+        SwiftSubclass<H264DecoderState>.postError(
+            decoder, domain: domain, code: code, message: text, debug: text, function: factoryName)
+    }
+}

@@ -1,0 +1,155 @@
+import CLibav
+import Foundation
+import Synchronization
+
+/// The libavcodec functions `fth264dec` calls, looked up once with `dlopen`/`dlsym` in the library the CLibav
+/// headers describe (`libavcodec.so.59` on Debian 12; the same one gst-libav uses).
+///
+/// Why not linked: a linked libavcodec is loaded at every start of ftgst and of the plugin, with its ≈ 100 shared
+/// libraries (≈ 14 ms and 8 MiB, measured with a program that only calls `avcodec_find_decoder`), by commands that
+/// never decode H.264 (`probe`, a JPEG photo's thumbnail). Opened here, it is loaded by the first decoder that needs
+/// it, or ahead of it on a thread of its own (`preloadInBackground`).
+package struct Libav: @unchecked Sendable {
+    // @unchecked: C function pointers, immutable once loaded.
+    typealias FindDecoder = @convention(c) (AVCodecID) -> UnsafePointer<AVCodec>?
+    typealias AllocContext = @convention(c) (UnsafePointer<AVCodec>?) -> UnsafeMutablePointer<AVCodecContext>?
+    typealias Open =
+        @convention(c) (
+            UnsafeMutablePointer<AVCodecContext>?, UnsafePointer<AVCodec>?, UnsafeMutablePointer<OpaquePointer?>?
+        ) -> Int32
+    typealias FreeContext = @convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVCodecContext>?>?) -> Void
+    typealias SendPacket = @convention(c) (UnsafeMutablePointer<AVCodecContext>?, UnsafePointer<AVPacket>?) -> Int32
+    typealias ReceiveFrame =
+        @convention(c) (UnsafeMutablePointer<AVCodecContext>?, UnsafeMutablePointer<AVFrame>?)
+        -> Int32
+    typealias ContextCall = @convention(c) (UnsafeMutablePointer<AVCodecContext>?) -> Void
+    typealias PacketAlloc = @convention(c) () -> UnsafeMutablePointer<AVPacket>?
+    typealias PacketFree = @convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVPacket>?>?) -> Void
+    typealias NewPacket = @convention(c) (UnsafeMutablePointer<AVPacket>?, Int32) -> Int32
+    typealias PacketCall = @convention(c) (UnsafeMutablePointer<AVPacket>?) -> Void
+    typealias FrameAlloc = @convention(c) () -> UnsafeMutablePointer<AVFrame>?
+    typealias FrameFree = @convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<AVFrame>?>?) -> Void
+    typealias FrameCall = @convention(c) (UnsafeMutablePointer<AVFrame>?) -> Void
+    typealias Mallocz = @convention(c) (Int) -> UnsafeMutableRawPointer?
+
+    let findDecoder: FindDecoder
+    let allocContext: AllocContext
+    let open: Open
+    let freeContext: FreeContext
+    let sendPacket: SendPacket
+    let receiveFrame: ReceiveFrame
+    let flushBuffers: ContextCall
+    let packetAlloc: PacketAlloc
+    let packetFree: PacketFree
+    let newPacket: NewPacket
+    let packetUnref: PacketCall
+    let frameAlloc: FrameAlloc
+    let frameFree: FrameFree
+    let frameUnref: FrameCall
+    /// `av_mallocz`: extradata must come from libavutil's allocator (the context frees it).
+    let mallocz: Mallocz
+
+    /// The library, opened on first use by whichever thread comes first (Swift's lazy globals are thread-safe);
+    /// the error says what was missing.
+    package static var shared: Result<Libav, LibavLoadError> { loaded }
+    private static let loaded: Result<Libav, LibavLoadError> = load()
+
+    package struct LibavLoadError: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// Opens the library on a thread of its own, once per process, so that a decoder about to need it finds it
+    /// loaded or being loaded (`dlopen` serialises concurrent loaders).
+    package static func preloadInBackground() {
+        guard
+            preloadStarted.withLock({ started in
+                defer { started = true }
+                return !started
+            })
+        else { return }
+        Thread.detachNewThread { _ = loaded }
+    }
+
+    private static let preloadStarted = Mutex(false)
+
+    private static func load() -> Result<Libav, LibavLoadError> {
+        // RTLD_LOCAL: the symbols stay out of the global namespace (gst-libav, if also loaded, holds its own
+        // reference to the same library).
+        let codecName = String(cString: ftgst_libavcodec_soname())
+        let utilName = String(cString: ftgst_libavutil_soname())
+        guard let codec = dlopen(codecName, RTLD_NOW | RTLD_LOCAL) else {
+            return .failure(LibavLoadError(description: "cannot open \(codecName): \(dlErrorText())"))
+        }
+        guard let util = dlopen(utilName, RTLD_NOW | RTLD_LOCAL) else {
+            return .failure(LibavLoadError(description: "cannot open \(utilName): \(dlErrorText())"))
+        }
+        let table = SymbolTable()
+        // Every lookup is made before any is checked, so that the error names all that are missing.
+        let api = Libav(
+            findDecoder: table.function(codec, "avcodec_find_decoder"),
+            allocContext: table.function(codec, "avcodec_alloc_context3"),
+            open: table.function(codec, "avcodec_open2"),
+            freeContext: table.function(codec, "avcodec_free_context"),
+            sendPacket: table.function(codec, "avcodec_send_packet"),
+            receiveFrame: table.function(codec, "avcodec_receive_frame"),
+            flushBuffers: table.function(codec, "avcodec_flush_buffers"),
+            packetAlloc: table.function(codec, "av_packet_alloc"),
+            packetFree: table.function(codec, "av_packet_free"),
+            newPacket: table.function(codec, "av_new_packet"),
+            packetUnref: table.function(codec, "av_packet_unref"),
+            frameAlloc: table.function(util, "av_frame_alloc"),
+            frameFree: table.function(util, "av_frame_free"),
+            frameUnref: table.function(util, "av_frame_unref"),
+            mallocz: table.function(util, "av_mallocz"))
+        guard table.missing.isEmpty, let api else {
+            return .failure(
+                LibavLoadError(description: "missing in \(codecName): \(table.missing.joined(separator: ", "))"))
+        }
+        return .success(api)
+    }
+
+    /// dlsym lookups that remember the names not found.
+    private final class SymbolTable {
+        var missing: [String] = []
+
+        func function<F>(_ handle: UnsafeMutableRawPointer, _ name: String) -> F? {
+            guard let address = dlsym(handle, name) else {
+                missing.append(name)
+                return nil
+            }
+            return unsafeBitCast(address, to: F.self)
+        }
+    }
+
+    /// All or nothing: nil when any function is missing.
+    private init?(
+        findDecoder: FindDecoder?, allocContext: AllocContext?, open: Open?, freeContext: FreeContext?,
+        sendPacket: SendPacket?, receiveFrame: ReceiveFrame?, flushBuffers: ContextCall?, packetAlloc: PacketAlloc?,
+        packetFree: PacketFree?, newPacket: NewPacket?, packetUnref: PacketCall?, frameAlloc: FrameAlloc?,
+        frameFree: FrameFree?, frameUnref: FrameCall?, mallocz: Mallocz?
+    ) {
+        guard let findDecoder, let allocContext, let open, let freeContext, let sendPacket, let receiveFrame,
+            let flushBuffers, let packetAlloc, let packetFree, let newPacket, let packetUnref, let frameAlloc,
+            let frameFree, let frameUnref, let mallocz
+        else { return nil }
+        self.findDecoder = findDecoder
+        self.allocContext = allocContext
+        self.open = open
+        self.freeContext = freeContext
+        self.sendPacket = sendPacket
+        self.receiveFrame = receiveFrame
+        self.flushBuffers = flushBuffers
+        self.packetAlloc = packetAlloc
+        self.packetFree = packetFree
+        self.newPacket = newPacket
+        self.packetUnref = packetUnref
+        self.frameAlloc = frameAlloc
+        self.frameFree = frameFree
+        self.frameUnref = frameUnref
+        self.mallocz = mallocz
+    }
+
+    private static func dlErrorText() -> String {
+        dlerror().map { String(cString: $0) } ?? "unknown error"
+    }
+}
