@@ -1,6 +1,7 @@
 #ifndef FTGST_CLINUX_SHIM_H
 #define FTGST_CLINUX_SHIM_H
 
+#include <malloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
 
@@ -8,6 +9,13 @@
 /// Asks the kernel to send `signal` to the calling process when the thread that created it exits. 0 or -1 (errno).
 static inline int ftgst_set_parent_death_signal(int signal) {
     return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
+}
+
+/// `mallopt(M_MMAP_THRESHOLD, …)` and `mallopt(M_TRIM_THRESHOLD, …)`: glibc's <malloc.h> is not in Swift's Glibc
+/// module. Allocations below `mmap_threshold` come from the heap, and freed heap memory up to `trim_threshold` at
+/// its top stays in the process. 1 when both were accepted.
+static inline int ftgst_keep_freed_memory(int mmap_threshold, int trim_threshold) {
+    return mallopt(M_MMAP_THRESHOLD, mmap_threshold) && mallopt(M_TRIM_THRESHOLD, trim_threshold);
 }
 
 #endif

@@ -133,6 +133,8 @@ private enum H264DecoderPropertyID: guint {
 /// Registration of the `fth264dec` element type.
 package enum H264DecoderElement {
     package static let factoryName = "fth264dec"
+    /// libavcodec's frame threads per decoder; 0: one per processor.
+    package static let threadsProperty = "max-threads"
     package static let typeName = "GstFtH264Dec"
 
     /// The profiles whose pictures are 8-bit 4:2:0 or 4:0:0 (h264parse always names the profile), and the framings.

@@ -63,6 +63,9 @@ enum BatchCommand {
             }
             data = contents
         }
+        // One process, many pipelines in turn: 11 % of the bench's samples were the kernel clearing pages that
+        // the previous pipeline had freed (docs/PERFORMANCE.md, "Batch").
+        ProcessMemory.keepFreedMemory()
         let summary = await Batch.run(jobs: data, shard: shard, workers: workers, ordered: !arguments.has("unordered"))
         {
             print($0.json.serialized)

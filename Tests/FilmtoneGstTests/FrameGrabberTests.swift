@@ -135,6 +135,20 @@ final class FrameGrabberTests: XCTestCase {
         XCTAssertGreaterThan(longGOP.copiedPictures ?? 0, 0)
     }
 
+    /// With one decoder thread (what `Batch.run` sets for its workers) fth264dec gives the same frames as with one
+    /// per processor: B-frames up to the very last frame, far past the only keyframe, a long GOP, Matroska.
+    func testOneDecoderThreadGivesTheSameFrames() throws {
+        for (fixture, ms) in [("bframes.mp4", 2500), ("bframes.mp4", 2966), ("longgop.mp4", 3000), ("clip.mkv", 1000)] {
+            let threaded = try grab(fixture, ms: Int64(ms))
+            FrameRecipe.decoderThreads = 1
+            defer { FrameRecipe.decoderThreads = nil }
+            let single = try grab(fixture, ms: Int64(ms))
+            XCTAssertEqual(single.decoder, "fth264dec")
+            XCTAssertEqual(single.time, threaded.time, "\(fixture) at \(ms) ms")
+            XCTAssertTrue(single.image == threaded.image, "\(fixture) at \(ms) ms: not the same frame")
+        }
+    }
+
     /// Refusals on the path that seeks first are those of the type-finding one: a time past the end, an audio-only
     /// file (nothing links its pads), a file without its index.
     func testSeekingFirstRefusesWhatPrerollingRefuses() throws {

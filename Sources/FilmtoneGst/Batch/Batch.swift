@@ -103,6 +103,10 @@ public enum Batch {
             }
         }
         let units = plan(mine)
+        // As many workers as processors: one decoder thread each (`FrameRecipe.decoderThreads`).
+        let previousThreads = FrameRecipe.decoderThreads
+        if workers >= ProcessInfo.processInfo.activeProcessorCount { FrameRecipe.decoderThreads = 1 }
+        defer { FrameRecipe.decoderThreads = previousThreads }
         let refused = units.compactMap { if case .refused(let result) = $0 { return result } else { return nil } }
         finished(refused)
         let work = units.filter { if case .refused = $0 { return false } else { return true } }

@@ -35,6 +35,9 @@ final class DecoderInputs: Sendable {
             else { return }
             let name = element.factoryName
             let own = name == H264DecoderElement.factoryName ? H264DecoderElement.state(of: element.pointer) : nil
+            if own != nil, let threads = FrameRecipe.decoderThreads {
+                try? element.setProperty(H264DecoderElement.threadsProperty, .int(Int64(threads)))
+            }
             decoder.withLock { $0 = (name, own) }
             if element.hasProperty(Self.corruptOutputProperty) {
                 try? element.setProperty(Self.corruptOutputProperty, .bool(false))

@@ -2,6 +2,7 @@ import FilmtoneElements
 import FilmtoneLooks
 import Foundation
 import GstKit
+import Synchronization
 
 /// The pure part of grabbing one frame: which elements, which caps, when to seek and how. No GStreamer calls,
 /// so every decision has a unit test that needs no media.
@@ -163,6 +164,17 @@ enum FrameRecipe {
         else { return .tryElement }
         return .skip
     }
+
+    /// The frame threads each frame pipeline's `fth264dec` decodes with; nil: one per processor. `Batch.run` sets
+    /// 1 while it runs as many workers as there are processors: each worker then decodes on one core, which on the
+    /// bench's 40 exact thumbnails costs 11 % less time than two workers of two threads each contending for two
+    /// cores (libavcodec alone, docs/PERFORMANCE.md, "Batch"). Process-wide: a library user's other frame jobs
+    /// running during a batch decode on one thread each too.
+    static var decoderThreads: Int? {
+        get { decoderThreadSetting.withLock { $0 } }
+        set { decoderThreadSetting.withLock { $0 = newValue } }
+    }
+    private static let decoderThreadSetting = Mutex<Int?>(nil)
 
     /// `FTGST_NO_OWN_DECODER=1` decodes H.264 with `avdec_h264` (gst-libav) instead of `fth264dec`: a diagnostic
     /// switch, and how the tests prove that the frame returned is identical either way.
