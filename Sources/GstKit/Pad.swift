@@ -84,6 +84,8 @@ package struct BufferView {
     package let pointer: UnsafeMutablePointer<GstBuffer>
 
     package var presentationTimestamp: ClockTime? { ClockTime(raw: pointer.pointee.pts) }
+    /// The decoding timestamp (`GST_BUFFER_DTS`); nil when the container gives none (Matroska, AVI).
+    package var decodeTimestamp: ClockTime? { ClockTime(raw: pointer.pointee.dts) }
     package var duration: ClockTime? { ClockTime(raw: pointer.pointee.duration) }
     /// Not flagged `GST_BUFFER_FLAG_DELTA_UNIT`: a parser's keyframe (it decodes without earlier pictures).
     package var isKeyframe: Bool { pointer.pointee.mini_object.flags & GST_BUFFER_FLAG_DELTA_UNIT.rawValue == 0 }

@@ -329,4 +329,38 @@ extension FrameRecipeTests {
                 keyframe: .milliseconds(0), segmentStart: .milliseconds(66), segmentTime: .milliseconds(500)),
             .milliseconds(500), "clipped to the segment start, in stream time")
     }
+
+    /// An open GOP's leading pictures (HEVC RASL): an accurate seek to 940 ms in x265's clip starts at the CRA shown
+    /// at 960 ms (decoded at 800 ms), whose leading pictures at 880 and 920 ms are dropped; the restart is just
+    /// before that CRA's decoding time. Nothing when no leading picture at or before the target was lost, when the
+    /// answer does not start after the target, or when no keyframe entered.
+    func testLeadingPictureRestart() {
+        func picture(_ pts: Int64, dts: Int64? = nil, key: Bool = false) -> FrameRecipe.InputPicture {
+            FrameRecipe.InputPicture(
+                pts: .milliseconds(pts), duration: .milliseconds(40), isKeyframe: key,
+                dts: dts.map { .milliseconds($0) })
+        }
+        let openGOP = [picture(960, dts: 800, key: true), picture(920, dts: 840), picture(880, dts: 880)]
+        XCTAssertEqual(
+            FrameRecipe.leadingPictureRestart(after: .milliseconds(960), target: .milliseconds(940), inputs: openGOP),
+            ClockTime(nanoseconds: 800_000_000 - 1))
+        XCTAssertNil(
+            FrameRecipe.leadingPictureRestart(after: .milliseconds(920), target: .milliseconds(940), inputs: openGOP),
+            "the answer starts before the target: nothing was lost")
+        XCTAssertNil(
+            FrameRecipe.leadingPictureRestart(after: .milliseconds(960), target: .milliseconds(870), inputs: openGOP),
+            "the leading pictures start after the target")
+        let closed = [picture(960, dts: 960, key: true), picture(1000, dts: 1000)]
+        XCTAssertNil(
+            FrameRecipe.leadingPictureRestart(after: .milliseconds(960), target: .milliseconds(940), inputs: closed))
+        XCTAssertNil(
+            FrameRecipe.leadingPictureRestart(
+                after: .milliseconds(960), target: .milliseconds(940), inputs: [picture(920), picture(960)]),
+            "no keyframe entered")
+        // Matroska gives no DTS: the keyframe's PTS is the position.
+        XCTAssertEqual(
+            FrameRecipe.leadingPictureRestart(
+                after: .milliseconds(960), target: .milliseconds(940), inputs: [picture(960, key: true), picture(920)]),
+            ClockTime(nanoseconds: 960_000_000 - 1))
+    }
 }

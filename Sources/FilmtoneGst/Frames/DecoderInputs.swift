@@ -65,7 +65,8 @@ final class DecoderInputs: Sendable {
                     state.last = pts
                 }
             }
-            let picture = FrameRecipe.InputPicture(pts: pts, duration: buffer.duration)
+            let picture = FrameRecipe.InputPicture(
+                pts: pts, duration: buffer.duration, isKeyframe: buffer.isKeyframe, dts: buffer.decodeTimestamp)
             pictures.withLock {
                 if $0.count >= Self.limit { $0.removeFirst($0.count / 2) }
                 $0.append(picture)

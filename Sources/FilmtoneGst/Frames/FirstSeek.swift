@@ -5,12 +5,17 @@ import Synchronization
 /// Seeking before the first preroll: a one-shot grab of a time past the first frame, from a local file read
 /// through a known demuxer (`FrameRecipe.Demuxer`), never decodes the first frame only to flush it away.
 ///
-/// The demuxer's video pad is held back while the pipeline goes to PAUSED: its buffers are dropped before the
-/// parser and decoder, which decodebin still plugs from the caps alone; its first keyframe's timestamp fixes the
-/// timeline as the first decoded frame would (`origin`). The grabber then sends the seek into that pad (no sink is
-/// linked yet, so a pipeline seek could not reach the demuxer); the flush it causes ends the hold, and the preroll
-/// the pipeline was waiting for completes on the frame sought. The demuxer's reading ahead while held costs file
-/// reads only.
+/// The pictures are held back at the video decoder's input while the pipeline goes to PAUSED: the demuxer and
+/// the parser see the stream exactly as on the plain path (prerolling the first frame, then seeking), only the
+/// decoder sees nothing before the seek. Its first keyframe's timestamp, watched on the demuxer's video pad, fixes
+/// the timeline as the first decoded frame would (`origin`). The grabber then sends the seek into that pad (no sink
+/// is linked yet, so a pipeline seek could not reach the demuxer); the flush it causes and the segment after it end
+/// the hold, and the preroll the pipeline was waiting for completes on the frame sought.
+///
+/// The hold is after the parser, not before it: a parser that never saw the stream's start behaves otherwise.
+/// `h265parse` (1.22) given a CRA picture as its very first buffer inserts the `hvcC` parameter sets, and an
+/// ffmpeg-muxed `hvcC` that carries x265's SEI then reaches `avdec_h265` as a broken access unit ("Invalid NAL unit
+/// size"): the keyframe is lost and every picture after it decodes grey (issue 28, `FrameMatrixTests`).
 ///
 /// Which frame counts as the first is the decoder's rule: a keyframe before the segment start is clipped to it (or
 /// dropped, and the first frame inside the segment comes out, at the segment start), so the origin is the stream
@@ -30,13 +35,18 @@ final class FirstSeekHold: Sendable {
 
     static let padName = "video_0"
 
-    /// Holds the first video pad `demuxer` adds (`video_0`, the one the launch description links).
-    func attach(to demuxer: Element) {
+    /// Watches the first video pad `demuxer` adds (`video_0`, the one the launch description links) for the
+    /// timeline's origin, and holds the pictures back at the input of the video decoder `pipeline` plugs.
+    func attach(to demuxer: Element, in pipeline: Pipeline) {
         // Neither the pad nor the demuxer is kept here: the probe (owned by the pad) holds this object, and a
         // reference back would keep the pipeline alive for ever. `seek` and `duration` are handed the demuxer.
         demuxer.onPadAdded { [self] pad in
             guard pad.name == Self.padName else { return }
-            pad.onData { [self] item in decide(item) }
+            pad.onData { [self] item in observe(item) }
+        }
+        pipeline.element.onDeepElementAdded { [self] element in
+            guard element.factoryKlass.contains("Decoder/Video"), let pad = element.staticPad("sink") else { return }
+            pad.onData { [self] item in hold(item) }
         }
     }
 
@@ -61,7 +71,7 @@ final class FirstSeekHold: Sendable {
     /// The duration `demuxer`'s held video pad reports; nil when unknown.
     func duration(of demuxer: Element) -> ClockTime? { demuxer.staticPad(Self.padName)?.duration() }
 
-    /// Sends the seek into `demuxer`'s held pad; the hold ends at the segment it starts. False when it was refused
+    /// Sends the seek into `demuxer`'s video pad; the hold ends at the segment it starts. False when it was refused
     /// (the hold then ends at once, so that nothing waits on it).
     func seek(in demuxer: Element, to target: ClockTime, flags: SeekFlags) -> Bool {
         state.withLock { $0.seekSent = true }
@@ -72,9 +82,13 @@ final class FirstSeekHold: Sendable {
         return true
     }
 
-    private func decide(_ item: PadItem) -> PadDecision {
+    /// The demuxer's video pad: before the seek, the first segment and keyframe (the origin), or the end without
+    /// one; the seek's segment ends the hold. Nothing is dropped here. The demuxer's pad and the decoder's input
+    /// are on one streaming thread with no queue between (the parser is the only element): when the seek's segment
+    /// leaves the demuxer, every picture from before the seek has passed the decoder's input or been flushed. That
+    /// holds also when decodebin plugs the decoder only after the seek, where the decoder sees no flush at all.
+    private func observe(_ item: PadItem) -> PadDecision {
         state.withLock { state in
-            guard state.holding else { return .pass }
             switch item {
             case .segment(let start, let time, _):
                 if state.seekSent {
@@ -82,23 +96,36 @@ final class FirstSeekHold: Sendable {
                 } else {
                     state.segment = (start, time)
                 }
-                return .pass
             case .buffer(let buffer):
-                if state.origin == nil, buffer.isKeyframe, let pts = buffer.presentationTimestamp,
+                if !state.seekSent, state.origin == nil, buffer.isKeyframe, let pts = buffer.presentationTimestamp,
                     let segment = state.segment
                 {
                     state.origin = FrameRecipe.firstFrameTime(
                         keyframe: pts, segmentStart: segment.start, segmentTime: segment.time)
                 }
+            case .endOfStream:
+                if !state.seekSent, state.origin == nil { state.endedEmpty = true }
+            case .caps, .gap, .otherEvent:
+                break
+            }
+        }
+        return .pass
+    }
+
+    /// The decoder's input: every picture is dropped while the hold lasts.
+    private func hold(_ item: PadItem) -> PadDecision {
+        state.withLock { state in
+            guard state.holding else { return .pass }
+            switch item {
+            case .buffer:
                 return .drop
             case .endOfStream:
                 // Read to the end while held: the seek restarts the demuxer. With no keyframe at all, the end is
                 // the answer, and must reach the sink.
-                guard state.origin == nil else { return .drop }
-                state.endedEmpty = true
+                guard state.endedEmpty else { return .drop }
                 state.holding = false
                 return .pass
-            case .caps, .gap, .otherEvent:
+            case .caps, .segment, .gap, .otherEvent:
                 return .pass
             }
         }

@@ -239,7 +239,7 @@ final class OpenedFrameSource {
         {
             let hold = FirstSeekHold()
             let demuxerElement = try pipeline.element(named: demuxer.demuxer.rawValue)
-            hold.attach(to: demuxerElement)
+            hold.attach(to: demuxerElement, in: pipeline)
             try pipeline.startPrerolling(remote: false)
             let stall = LocalStallWatch.video(milliseconds: request.localStallMilliseconds, started: { hold.sawVideo })
             if case .ready(let origin) = try Self.waitForFirstKeyframe(
@@ -450,8 +450,25 @@ final class OpenedFrameSource {
             var sample = try waitAndPull(deadline, what: what, isCancelled)
             var start = try realStart(of: sample)
             if flags.contains(.accurate) {
-                if let earlier = FrameRecipe.droppedStart(
-                    after: start, target: target, inputs: inputs.snapshot.compactMap { sample.streamTime(of: $0.pts) })
+                // The inputs in stream time, as `start` and `target` are.
+                let entered = inputs.snapshot.compactMap { picture -> FrameRecipe.InputPicture? in
+                    guard let pts = sample.streamTime(of: picture.pts) else { return nil }
+                    var converted = picture
+                    converted.pts = pts
+                    converted.dts = picture.dts.flatMap { sample.streamTime(of: $0) }
+                    return converted
+                }
+                if let earlier = FrameRecipe.leadingPictureRestart(after: start, target: target, inputs: entered) {
+                    // The picture on screen at the target leads the keyframe the demuxer started from, and was
+                    // dropped as undecodable: start from the keyframe before, and play on to the target.
+                    seekCount += 1
+                    guard pipeline.seek(to: earlier, flags: flags) else {
+                        throw sourceFailure("seek to \(time.milliseconds) ms was refused")
+                    }
+                    sample = try waitAndPull(deadline, what: what, isCancelled)
+                    start = try realStart(of: sample)
+                } else if let earlier = FrameRecipe.droppedStart(
+                    after: start, target: target, inputs: entered.map(\.pts))
                 {
                     // The decoder dropped the picture on screen at the target as ending before it (its container
                     // duration was too short): seek to that picture's own start, where it cannot be dropped.

@@ -206,6 +206,11 @@ enum FrameRecipe {
     struct InputPicture: Equatable {
         var pts: ClockTime
         var duration: ClockTime?
+        /// Not flagged a delta unit by the parser: decoding may start here.
+        var isKeyframe = false
+        /// Its decoding timestamp, when the container gives one (MP4: a keyframe's is earlier than its PTS when
+        /// pictures after it in decoding order are shown before it).
+        var dts: ClockTime? = nil
 
         var end: ClockTime? { duration.map { ClockTime(nanoseconds: pts.nanoseconds + $0.nanoseconds) } }
     }
@@ -238,6 +243,25 @@ enum FrameRecipe {
     static func droppedStart(after start: ClockTime, target: ClockTime, inputs: [ClockTime]) -> ClockTime? {
         guard start > target else { return nil }
         return inputs.filter { $0 <= target }.max()
+    }
+
+    /// After an accurate seek handed over a frame starting after `target`: when a picture that entered the decoder
+    /// at or before the target never came out because it leads the keyframe the decoding started from — it came
+    /// in after that keyframe but is shown before it, as an open GOP's RASL pictures (HEVC's CRA, H.264's
+    /// recovery point) are, which refer to the GOP before and are dropped by a decoder that starts at the
+    /// keyframe —, the position (buffer time) to seek to instead: just before that keyframe's decoding time, so
+    /// that the demuxer starts from the keyframe before it (qtdemux picks a keyframe by decoding time, so a target
+    /// between an open-GOP keyframe's DTS and PTS starts there). The frame on screen at the target is then reached
+    /// by playing on. nil when no picture was lost that way.
+    static func leadingPictureRestart(after start: ClockTime, target: ClockTime, inputs: [InputPicture])
+        -> ClockTime?
+    {
+        guard start > target, let keyIndex = inputs.firstIndex(where: \.isKeyframe) else { return nil }
+        let keyframe = inputs[keyIndex]
+        let leads = inputs[(keyIndex + 1)...].contains { $0.pts < keyframe.pts && $0.pts <= target }
+        let decodedAt = min(keyframe.dts ?? keyframe.pts, keyframe.pts)
+        guard leads, decodedAt > .zero else { return nil }
+        return ClockTime(nanoseconds: decodedAt.nanoseconds - 1)
     }
 
     /// Whether a decoded frame stamped `pts` cannot be the frame on screen at `target` because a picture starting
