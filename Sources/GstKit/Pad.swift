@@ -40,6 +40,48 @@ package final class Pad: @unchecked Sendable {
             pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, callback, CallbackBox(body).retained(),
             releaseProbeData)
     }
+    /// Rewrites each raw-video CAPS event that passes this pad downstream naming no `colorimetry` to name the one
+    /// GStreamer assumes for those caps (`gst_video_info_from_caps`: BT.601 up to 576 lines, BT.709 above, BT.2020
+    /// from 2160), so that an element after it that turns the picture (`videoflip`: 640×360 becomes 360×640)
+    /// cannot make the next converter assume another matrix for the same pixels. Caps that name one pass as they
+    /// are.
+    package func pinDefaultColorimetry() {
+        let callback:
+            @convention(c) (
+                UnsafeMutablePointer<GstPad>?, UnsafeMutablePointer<GstPadProbeInfo>?, gpointer?
+            ) -> GstPadProbeReturn = { _, info, _ in
+                // GST_EVENT_TYPE is a macro reading the type field.
+                guard let info, let event = gst_pad_probe_info_get_event(info), event.pointee.type == GST_EVENT_CAPS
+                else { return GST_PAD_PROBE_OK }
+                var caps: UnsafeMutablePointer<GstCaps>? = nil
+                gst_event_parse_caps(event, &caps)  // transfer none: borrowed from the event
+                guard let caps, gst_caps_get_size(caps) > 0, let structure = gst_caps_get_structure(caps, 0),
+                    GLib.borrowString(gst_structure_get_name(structure)) == "video/x-raw",
+                    gst_structure_has_field(structure, "colorimetry") == 0
+                else { return GST_PAD_PROBE_OK }
+                var video = GstVideoInfo()
+                guard gst_video_info_from_caps(&video, caps) != 0,
+                    let text = gst_video_colorimetry_to_string(&video.colorimetry)
+                else { return GST_PAD_PROBE_OK }
+                defer { g_free(text) }
+                // gst_caps_copy: a new, writable caps (transfer full), given to the new event and dropped here.
+                guard let pinned = gst_caps_copy(caps), let copied = gst_caps_get_structure(pinned, 0) else {
+                    return GST_PAD_PROBE_OK
+                }
+                var value = GValue()
+                g_value_init(&value, ftgst_type_string())
+                g_value_set_string(&value, text)
+                gst_structure_take_value(copied, "colorimetry", &value)  // takes value's contents
+                let replacement = gst_event_new_caps(pinned)  // adds its own reference to the caps
+                gst_caps_unref(pinned)
+                // GST_PAD_PROBE_INFO_DATA: the probe owns the event it hands on; the old one is released.
+                info.pointee.data = UnsafeMutableRawPointer(replacement)
+                gst_event_unref(event)
+                return GST_PAD_PROBE_OK
+            }
+        _ = gst_pad_add_probe(pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, callback, nil, nil)
+    }
+
     /// Drops every GAP event that passes this pad downstream. A sink prerolls on a GAP as it does on a buffer, but
     /// an appsink then has no sample to hand over (`gst_app_sink_try_pull_preroll` waits out its timeout): qtdemux
     /// sends one for an MP4's empty edit (video that starts later, `-output_ts_offset`), before the first frame.

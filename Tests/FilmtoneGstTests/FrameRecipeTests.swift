@@ -364,3 +364,15 @@ extension FrameRecipeTests {
             ClockTime(nanoseconds: 960_000_000 - 1))
     }
 }
+
+extension FrameRecipeTests {
+    /// H.264 and HEVC are held after their parser (which inserts the container's parameter sets), everything else on
+    /// the demuxer's pad.
+    func testFirstSeekHoldPlace() {
+        XCTAssertEqual(FirstSeekHold.Place.forStream(mediaType: "video/x-h265"), .decoder)
+        XCTAssertEqual(FirstSeekHold.Place.forStream(mediaType: "video/x-h264"), .decoder)
+        XCTAssertEqual(FirstSeekHold.Place.forStream(mediaType: "image/jpeg"), .demuxer)
+        XCTAssertEqual(FirstSeekHold.Place.forStream(mediaType: "video/x-av1"), .demuxer)
+        XCTAssertEqual(FirstSeekHold.Place.forStream(mediaType: nil), .demuxer)
+    }
+}

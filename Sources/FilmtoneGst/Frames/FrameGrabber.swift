@@ -136,6 +136,11 @@ final class OpenedFrameSource {
     private let keeps: Bool
     private var playing = false
     private var position: Position?
+    /// Reading forward (`readForward`): the frame last taken and a frame pulled after it, both with their 0-based
+    /// times; a kept pipeline that cannot seek reads on from there.
+    private var forward: (taken: (sample: Sample, time: ClockTime)?, ahead: (sample: Sample, time: ClockTime)?) = (
+        nil, nil
+    )
     /// False once a seek or a step failed part way (its state unknown): a kept pipeline is then dropped. A request
     /// refused before the pipeline was touched (a time past the end) leaves it usable.
     private(set) var isUsable = true
@@ -222,6 +227,7 @@ final class OpenedFrameSource {
         let maxHeight = request.maxHeight
         let fixedSize = request.outputSize
         let evenHeight = request.evenHeight
+        try pipeline.pinColorimetry()
         try pipeline.fitScaledSize(toneMap: request.toneMap) { info in
             sawCaps.set()
             return fixedSize
@@ -380,9 +386,6 @@ final class OpenedFrameSource {
             throw Self.pastTheEnd(time, duration)
         }
         if readingForward || !pipeline.isSeekable() {
-            guard request.source.isRemote else {
-                throw FilmtoneError(.decodeFailed, "the source cannot seek to \(time.milliseconds) ms")
-            }
             return try readForward(to: time, tolerance: tolerance, deadline, timeline: timeline, isCancelled)
         }
         isUsable = false  // until this seek or step succeeds
@@ -600,41 +603,79 @@ final class OpenedFrameSource {
 
     // MARK: - Steps
 
-    /// For a server that cannot seek: plays the pipeline from the start (no clock: `sync=false`) and takes the frame
-    /// `FrameRecipe.forwardStep` picks, so exact times are what a seek would give. Errors, EOS, the deadline and
-    /// cancellation end it; the bus is checked between 50 ms pulls.
+    /// For a source that cannot seek (a server that ignores `Range`, a demuxer that refuses seeks: tsdemux on a TS
+    /// too short for its PCR estimate): plays the pipeline on (no clock: `sync=false`) and takes the frame
+    /// `FrameRecipe.forwardStep` picks, so exact times are what a seek would give. A kept pipeline reads on from the
+    /// frame it last took (`forward`); a time before that one cannot be reached (`CannotGoBack`: the caller opens
+    /// the source again). Errors, EOS, the deadline and cancellation end it; the bus is checked between 50 ms
+    /// pulls. A time past the last frame's end is refused as a seek's is.
     private func readForward(
         to time: ClockTime, tolerance: ClockTime, _ deadline: Deadline, timeline: FrameRecipe.Timeline,
         _ isCancelled: () -> Bool
     ) throws -> GrabbedFrame {
-        let what = "frame at \(time.milliseconds) ms (reading forward: the server does not support Range)"
+        let what = "frame at \(time.milliseconds) ms (reading forward: the source cannot seek)"
         position = nil
+        if let taken = forward.taken, taken.time > time {
+            isUsable = false
+            throw CannotGoBack()
+        }
+        var previous = forward.taken
+        var ahead = forward.ahead
+        forward = (nil, nil)
+        isUsable = false  // until a frame is taken: the pipeline's place is unknown after a failure
         play()
-        var previous: (sample: Sample, time: ClockTime)?
         while true {
-            guard let sample = try nextPlayingSample(deadline, what: what, isCancelled) else {
-                // The target lies after the last frame's start but before the stated duration: it is on screen.
-                if let previous {
+            let next: (sample: Sample, time: ClockTime)
+            if let pulled = ahead {
+                next = pulled
+                ahead = nil
+            } else {
+                guard let sample = try nextPlayingSample(deadline, what: what, isCancelled) else {
+                    // The target lies after the last frame's start: it is on screen unless its end is known and
+                    // the target is past it.
+                    guard let previous else {
+                        throw FilmtoneError(
+                            .decodeFailed, "no video frame could be decoded (\(what)): the stream ended first")
+                    }
+                    if let duration = previous.sample.duration,
+                        time.nanoseconds >= previous.time.nanoseconds + duration.nanoseconds
+                    {
+                        throw FilmtoneError(
+                            .decodeFailed,
+                            "time \(time.milliseconds) ms is past the end (the last frame ends at "
+                                + "\((previous.time.nanoseconds + duration.nanoseconds) / 1_000_000) ms)")
+                    }
+                    forward = (previous, nil)
+                    isUsable = true
                     return try frame(from: previous.sample, time: previous.time, still: false)
                 }
-                throw FilmtoneError(.decodeFailed, "no video frame could be decoded (\(what)): the stream ended first")
+                guard let streamTime = sample.streamTime else { continue }
+                next = (sample, timeline.time(ofStreamTime: streamTime))
             }
-            guard let streamTime = sample.streamTime else { continue }
-            let frameTime = timeline.time(ofStreamTime: streamTime)
+            // Going to PLAYING renders the prerolled (or last taken) buffer again: the same frame, skipped.
+            if let previous, next.time == previous.time { continue }
             switch FrameRecipe.forwardStep(
-                frame: frameTime, hasPrevious: previous != nil, target: time, tolerance: tolerance)
+                frame: next.time, hasPrevious: previous != nil, target: time, tolerance: tolerance)
             {
             case .take:
-                return try frame(from: sample, time: frameTime, still: false)
+                forward = (next, nil)
+                isUsable = true
+                return try frame(from: next.sample, time: next.time, still: false)
             case .takePrevious:
-                if let previous {
-                    return try frame(from: previous.sample, time: previous.time, still: false)
-                }
-                return try frame(from: sample, time: frameTime, still: false)
+                let taken = previous ?? next
+                forward = (taken, previous == nil ? nil : next)
+                isUsable = true
+                return try frame(from: taken.sample, time: taken.time, still: false)
             case .keepReading:
-                previous = (sample, frameTime)
+                previous = next
             }
         }
+    }
+
+    /// A kept pipeline that cannot seek was asked for a time before the frame it read last: only a new pipeline
+    /// reaches it (the engine's warm previews open one).
+    struct CannotGoBack: Error, CustomStringConvertible {
+        var description: String { "the source cannot seek back" }
     }
 
     /// The next sample of the PLAYING pipeline; nil at EOS. An error on the bus, the deadline and cancellation end

@@ -131,6 +131,13 @@ extension Pipeline {
         }
     }
 
+    /// Names the colorimetry GStreamer assumes for the decoded caps before `flip` turns them
+    /// (`Pad.pinDefaultColorimetry`): an untagged 640×360 stream is BT.601 at 640×360, but its 90° turn, 360×640,
+    /// would be taken for BT.709 by the converter to RGB, and a rotated clip's colours changed (issue 28).
+    func pinColorimetry(before flip: String = "flip") throws {
+        try element(named: flip).staticPad("sink")?.pinDefaultColorimetry()
+    }
+
     /// Keeps an end of stream that reaches `filter`'s src pad before any frame from everything downstream (the
     /// encoder and the muxer) and posts it on the bus instead, so the driver's wait for EOS still ends and it
     /// reports that no frame was made. A muxer must never finish a file for a stream that never had caps: qtmux

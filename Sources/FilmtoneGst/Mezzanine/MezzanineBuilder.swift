@@ -50,6 +50,7 @@ struct MezzanineBuilder {
 
         let facts = BuildFacts()
         let box = settings
+        try pipeline.pinColorimetry()
         try pipeline.fitScaledSize(toneMap: true) { info in
             let display = FrameRecipe.outputSize(
                 width: info.width, height: info.height, pixelAspect: info.pixelAspect,

@@ -187,7 +187,17 @@ public enum ThumbnailSet {
                     first.frame, watching: formats, deadline: deadline, keeps: true, isCancelled: isCancelled)
                 opens = 1
                 defer { source.stop() }
-                let duration = source.durationMilliseconds ?? 0
+                let fractions = misses.contains { if case .fraction = times[$0] { true } else { false } }
+                let duration: Int64
+                if let known = source.durationMilliseconds, known > 0 {
+                    duration = known
+                } else if fractions, !source.isStill {
+                    // Taken as 0, every fraction would be a copy of the first frame.
+                    throw FilmtoneError(
+                        .decodeFailed, "the source's duration is unknown: --count and percentages need it")
+                } else {
+                    duration = 0
+                }
                 var wanted = misses.map { ($0, times[$0].resolved(durationMilliseconds: duration)) }
                 wanted.sort { $0.1 < $1.1 }
                 var decoded: [(frame: GrabbedFrame, number: Int)] = []

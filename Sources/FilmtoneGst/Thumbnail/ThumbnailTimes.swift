@@ -7,16 +7,19 @@ import Foundation
 public enum ThumbnailTime: Equatable, Sendable {
     /// Milliseconds on the 0-based timeline.
     case milliseconds(Int64)
-    /// A fraction of the duration, 0 ≤ f ≤ 1 (1 is the end: past the last frame, as a time at the end is today).
+    /// A fraction of the duration, 0 ≤ f ≤ 1 (1 is the end: the last frame, whose end the duration is).
     case fraction(Double)
     /// `--time auto`: a frame worth showing, picked from keyframes of the first third (`FrameInterest`).
     case auto
 
-    /// The time in milliseconds once the duration is known (a fraction is rounded down to whole milliseconds).
+    /// The time in milliseconds once the duration is known (a fraction is rounded down to whole milliseconds, and
+    /// is at most 1 ms before the end: `100%` is the last frame, not a time past it).
     public func resolved(durationMilliseconds: Int64) -> Int64 {
         switch self {
         case .milliseconds(let value): return value
-        case .fraction(let f): return Int64((Double(durationMilliseconds) * f).rounded(.down))
+        case .fraction(let f):
+            let time = Int64((Double(durationMilliseconds) * f).rounded(.down))
+            return durationMilliseconds > 0 ? min(time, durationMilliseconds - 1) : time
         case .auto: return 0
         }
     }

@@ -1,0 +1,93 @@
+import FilmtoneTestSupport
+import XCTest
+
+/// The frame defects issue 28 found, each through the CLI on a clip ffmpeg made: rotation and colours, a TS too
+/// short to seek in, an unknown duration, `100%`.
+final class FrameDefectsCLITests: XCTestCase {
+    private func json(_ result: ProcessResult, file: StaticString = #filePath, line: UInt = #line) throws
+        -> [String: Any]
+    {
+        XCTAssertEqual(result.status, 0, result.stderr, file: file, line: line)
+        let first = try XCTUnwrap(result.stdout.split(separator: "\n").first, file: file, line: line)
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
+    }
+
+    /// The barcode a written picture of a `matrix-*` clip shows (`FrameBarcode`), nil when none.
+    private func number(_ path: String) throws -> Int? { FrameBarcode.number(try DecodedImage.read(path)) }
+
+    /// An untagged SD clip and the same stream with a display matrix give the same colours: the matrix GStreamer
+    /// assumes is named for the coded size before `videoflip` turns it (360×640 and 480×720 would otherwise be
+    /// taken for BT.709: red 253,0,0 became 255,21,0).
+    func testRotationNeverChangesColoursOfAnUntaggedClip() throws {
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        for (plain, rotated, turns) in [
+            ("bars360.mp4", "bars360-rot90.mp4", 3), ("bars480.mp4", "bars480-rot270.mp4", 1),
+        ] {
+            func picture(_ fixture: String) throws -> DecodedImage {
+                let out = dir.appendingPathComponent("\(fixture).png").path
+                _ = try json(
+                    try Run.ftgst([
+                        "thumb", try TestEnvironment.fixture(fixture), "--max-width", "1000", "--max-height", "1000",
+                        "-o", out,
+                    ]))
+                return try DecodedImage.read(out)
+            }
+            var upright = try picture(plain)
+            for _ in 0..<turns { upright = upright.rotatedClockwise() }
+            let turned = try picture(rotated)
+            XCTAssertEqual([turned.width, turned.height], [upright.width, upright.height], rotated)
+            XCTAssertLessThan(turned.meanDifference(upright), 1.5, "\(rotated): colours changed by the turn")
+        }
+    }
+
+    /// A TS too short for tsdemux's seek (under 64 KB) is read forward: exact frames and their times in `thumb`
+    /// (one time, several) and `preview`, where every exact time but 0 failed with "the source cannot seek"; a
+    /// time past its end is still refused.
+    func testAShortTSIsReadForward() throws {
+        let clip = try TestEnvironment.fixture("matrix-h264.ts")
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        let one = dir.appendingPathComponent("one.png").path
+        let single = try json(try Run.ftgst(["thumb", clip, "--time-ms", "940", "--tolerance-ms", "0", "-o", one]))
+        XCTAssertEqual(single["timeMs"] as? Int, 920)
+        XCTAssertEqual(try number(one), 23)
+        let many = try Run.ftgst([
+            "thumb", clip, "--time-ms", "1580,540,20", "--tolerance-ms", "0", "-o",
+            dir.appendingPathComponent("t-%d.png").path,
+        ])
+        XCTAssertEqual(many.status, 0, many.stderr)
+        for (index, frame) in [39, 13, 0].enumerated() {
+            XCTAssertEqual(try number(dir.appendingPathComponent("t-\(index + 1).png").path), frame)
+        }
+        let preview = dir.appendingPathComponent("p.png").path
+        let previewed = try json(try Run.ftgst(["preview", clip, "--time-ms", "720", "-o", preview]))
+        XCTAssertEqual(previewed["timeMs"] as? Int, 720)
+        XCTAssertEqual(try number(preview), 18)
+        let past = try Run.ftgst([
+            "thumb", clip, "--time-ms", "5000", "--tolerance-ms", "0", "-o", dir.appendingPathComponent("x.png").path,
+        ])
+        assertFailure(past, code: "DECODE_FAILED", status: 68)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("x.png").path))
+    }
+
+    /// A duration GStreamer cannot tell (a short TS) is said, not taken as 0: `--count` and percentages would all
+    /// have been copies of frame 0.
+    func testAnUnknownDurationIsSaidForCountAndPercentages() throws {
+        let clip = try TestEnvironment.fixture("matrix-h264.ts")
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        for times in [["--count", "3"], ["--time", "50%"]] {
+            let result = try Run.ftgst(["thumb", clip] + times + ["-o", dir.appendingPathComponent("c-%d.png").path])
+            assertFailure(result, code: "DECODE_FAILED", status: 68)
+            XCTAssertTrue(result.stderr.contains("duration is unknown"), result.stderr)
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [], "nothing is left behind")
+    }
+
+    /// `--time 100%` is the last frame, not a time past it (which always failed).
+    func testHundredPercentIsTheLastFrame() throws {
+        let clip = try TestEnvironment.fixture("matrix-h264-bframes.mp4")
+        let out = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("last.png").path
+        let result = try json(try Run.ftgst(["thumb", clip, "--time", "100%", "--tolerance-ms", "0", "-o", out]))
+        XCTAssertEqual(result["timeMs"] as? Int, 1560)
+        XCTAssertEqual(try number(out), 39)
+    }
+}
