@@ -13,6 +13,7 @@ package enum GstRuntime {
             return .failure(FilmtoneError(.internalError, "GStreamer could not start: \(message)"))
         }
         preferJPEGParser()
+        retireBrokenDecoders()
         return .success(())
     }()
 
@@ -61,5 +62,21 @@ package enum GstRuntime {
         // gst_registry_lookup_feature: transfer full.
         defer { gst_object_unref(UnsafeMutableRawPointer(feature)) }
         gst_plugin_feature_set_rank(feature, guint(GST_RANK_PRIMARY.rawValue + 1))
+    }
+
+    /// Decoders that corrupt the process's memory on streams ftgst is given, so that decodebin never plugs them (rank
+    /// NONE in this process only). `libde265dec` (gst-plugins-bad 1.22, libde265 1.0.11) on any 10-bit HEVC clip:
+    /// `malloc(): corrupted top size`, exit 134. It is what decodebin falls to when gst-libav cannot load (a
+    /// sandbox that binds only `/usr`, as GNOME runs thumbnailers: one of its libraries resolves through
+    /// `/etc/alternatives`); with it gone, such a clip fails cleanly as a missing decoder.
+    package static let brokenDecoders = ["libde265dec"]
+
+    private static func retireBrokenDecoders() {
+        for name in brokenDecoders {
+            guard let feature = gst_registry_lookup_feature(gst_registry_get(), name) else { continue }
+            // gst_registry_lookup_feature: transfer full.
+            defer { gst_object_unref(UnsafeMutableRawPointer(feature)) }
+            gst_plugin_feature_set_rank(feature, guint(GST_RANK_NONE.rawValue))
+        }
     }
 }

@@ -8,8 +8,12 @@ final class FrameInterestTests: XCTestCase {
     }
 
     func testSampleTimesAreTheMiddlesOfFivePartsOfTheFirstThird() {
-        XCTAssertEqual(FrameInterest.sampleTimes(durationMilliseconds: 12_000), [400, 1200, 2000, 2800, 3600])
-        XCTAssertEqual(FrameInterest.sampleTimes(durationMilliseconds: 3000), [100, 300, 500, 700, 900])
+        XCTAssertEqual(
+            FrameInterest.sampleTimes(durationMilliseconds: 12_000),
+            [400, 1200, 2000, 2800, 3600, 4800, 6400, 8000, 9600, 11200])
+        XCTAssertEqual(
+            FrameInterest.sampleTimes(durationMilliseconds: 3000),
+            [100, 300, 500, 700, 900, 1200, 1600, 2000, 2400, 2800])
         XCTAssertEqual(FrameInterest.sampleTimes(durationMilliseconds: nil), [0])
         XCTAssertEqual(FrameInterest.sampleTimes(durationMilliseconds: 0), [0])
     }

@@ -90,4 +90,21 @@ final class FrameDefectsCLITests: XCTestCase {
         XCTAssertEqual(result["timeMs"] as? Int, 1560)
         XCTAssertEqual(try number(out), 39)
     }
+
+    /// Without gst-libav (a thumbnailer sandbox that binds only /usr cannot load it; here its HEVC decoder is ranked
+    /// away), decodebin fell to `libde265dec`, which corrupts the heap on 10-bit HEVC: exit 134. It is never plugged
+    /// now: a clean UNSUPPORTED_FORMAT from `thumb` and `thumbnailer`, and no file.
+    func testABrokenDecoderIsNeverPlugged() throws {
+        let clip = try TestEnvironment.fixture("matrix-hevc10.mov")
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        let environment = ["GST_PLUGIN_FEATURE_RANK": "avdec_h265:NONE"]
+        let out = dir.appendingPathComponent("x.png").path
+        let thumb = try Run.ftgst(["thumb", clip, "--time-ms", "500", "-o", out], environment: environment)
+        assertFailure(thumb, code: "UNSUPPORTED_FORMAT", status: 67)
+        let thumbnailer = try Run.ftgst(
+            ["thumbnailer", "-i", clip, "-o", out, "-s", "128"], environment: environment)
+        XCTAssertNotEqual(thumbnailer.status, 134, thumbnailer.stderr)
+        assertFailure(thumbnailer, code: "UNSUPPORTED_FORMAT", status: 67)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
 }

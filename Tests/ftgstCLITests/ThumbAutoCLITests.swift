@@ -52,16 +52,19 @@ final class ThumbAutoCLITests: XCTestCase {
         XCTAssertEqual(explicit["cached"] as? Bool, false, "auto's entry is keyed apart from any time")
     }
 
-    /// A clip whose every frame is flat (`numbered.mp4`) still gets a picture: the busiest sample, here the only
-    /// keyframe in its first second. A normal clip shows its first keyframe; a photo shows itself.
+    /// A clip whose every frame is flat (`numbered.mp4`) still gets a picture: the busiest of its samples (the first
+    /// third's, then the rest's), here its keyframe at 2 s. A normal clip shows its first keyframe; a photo shows
+    /// itself.
     func testWithoutAFrameWorthShowingTheBusiestSampleIsShown() throws {
         let dir = try TestEnvironment.temporaryDirectory(self)
-        for (fixture, size) in [("numbered.mp4", (160, 120)), ("clip.mp4", (320, 240)), ("photo.png", (200, 150))] {
+        for (fixture, size, time) in [
+            ("numbered.mp4", (160, 120), 2000), ("clip.mp4", (320, 240), 0), ("photo.png", (200, 150), 0),
+        ] {
             let out = try line(
                 try Run.ftgst([
                     "thumb", try TestEnvironment.fixture(fixture), "--time", "auto", "--cache-dir", dir.path,
                 ]))
-            XCTAssertEqual(out["timeMs"] as? Int, 0, fixture)
+            XCTAssertEqual(out["timeMs"] as? Int, time, fixture)
             XCTAssertEqual(out["width"] as? Int, size.0, fixture)
             XCTAssertEqual(out["height"] as? Int, size.1, fixture)
         }
@@ -76,5 +79,23 @@ final class ThumbAutoCLITests: XCTestCase {
         XCTAssertEqual(result.status, 64)
         XCTAssertTrue(result.stderr.hasPrefix("[INVALID_ARGUMENT] "), result.stderr)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path), [])
+    }
+
+    /// `black-start.mp4` is black for its first 4 s of 10: every sample of the first third is black, so the other two
+    /// thirds are sampled and the keyframe at 4 s, the first not black, is shown, by `thumb --time auto` and by the
+    /// desktop thumbnailer (both gave a black picture, issue 28).
+    func testABlackStartLongerThanAThirdIsLookedPast() throws {
+        let clip = try TestEnvironment.fixture("black-start.mp4")
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        let out = try line(
+            try Run.ftgst([
+                "thumb", clip, "--time", "auto", "--format", "png", "--cache-dir", dir.path, "--cache-name", "a",
+            ]))
+        XCTAssertEqual(out["timeMs"] as? Int, 4000)
+        XCTAssertGreaterThan(deviation(try DecodedImage.read(dir.appendingPathComponent("a.png").path)), 30)
+        let desktop = dir.appendingPathComponent("desktop.png").path
+        let made = try Run.ftgst(["thumbnailer", "-i", clip, "-o", desktop, "-s", "128"])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        XCTAssertGreaterThan(deviation(try DecodedImage.read(desktop)), 30, "not the black start")
     }
 }

@@ -16,12 +16,16 @@ public enum FrameInterest {
     public static let flatDeviation = 12.0
 
     /// The times to sample, ascending: the middles of `sampleCount` equal parts of the first third of the
-    /// duration, so never the very first frame (often black) and, in a long film, nothing from the end credits.
+    /// duration, so never the very first frame (often black) and, in a long film, nothing from the end credits;
+    /// then, for a video whose whole first third is dull (a black start longer than that: 4 s of 10), the middles
+    /// of `sampleCount` equal parts of the other two thirds, sampled only when none of the first is worth showing.
     /// `[0]` without a duration (the first frame is all there is to go by).
     public static func sampleTimes(durationMilliseconds: Int64?) -> [Int64] {
         guard let duration = durationMilliseconds, duration > 0 else { return [0] }
         let third = Double(duration) / 3
-        return (0..<sampleCount).map { Int64((third * (Double($0) + 0.5) / Double(sampleCount)).rounded(.down)) }
+        let first = (0..<sampleCount).map { third * (Double($0) + 0.5) / Double(sampleCount) }
+        let rest = (0..<sampleCount).map { third + 2 * third * (Double($0) + 0.5) / Double(sampleCount) }
+        return (first + rest).map { Int64($0.rounded(.down)) }
     }
 
     /// A picture's luma statistics (BT.709 weights on the RGB the thumbnail is made of).
