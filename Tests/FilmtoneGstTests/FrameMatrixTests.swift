@@ -13,13 +13,14 @@ import XCTest
 /// (steps and seeks) and backward. The oracle is the number the picture shows (`FrameBarcode`) and the time
 /// reported: frame n, at n × 40 ms.
 final class FrameMatrixTests: XCTestCase {
-    /// Every clip of the matrix. Not yet in it, each failing on both paths: `matrix-h264.avi` and `matrix-mpeg4.avi`
-    /// (AVI stores no presentation times), and `matrix-frag.mp4` (qtdemux 1.22 takes the `tfra` time ffmpeg writes,
-    /// a presentation time, for the decoding time after a seek: every frame comes 80 ms late).
+    /// Every clip of the matrix. Not yet in it, failing on both paths: `matrix-frag.mp4` (qtdemux 1.22 takes the
+    /// `tfra` time ffmpeg writes, a presentation time, for the decoding time after a seek: every frame comes 80 ms
+    /// late).
     static let clips = [
         "matrix-h264-bframes.mp4", "matrix-h264-opengop.mkv", "matrix-h264-high10.mp4", "matrix-hevc8.mp4",
         "matrix-hevc10.mov", "matrix-hevc10.mkv", "matrix-vp9.webm", "matrix-av1.mkv", "matrix-mjpeg.avi",
         "matrix-mjpeg.mov", "matrix-prores.mov", "matrix-late.mp4", "matrix-h264.ts", "matrix-mpeg2.ts",
+        "matrix-h264.avi", "matrix-mpeg4.avi",
     ]
 
     /// (frame, time asked in ms): the first frame (mid-frame), a keyframe (at its start), just after it (mid-frame),

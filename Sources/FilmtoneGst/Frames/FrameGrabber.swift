@@ -141,6 +141,15 @@ final class OpenedFrameSource {
     private var forward: (taken: (sample: Sample, time: ClockTime)?, ahead: (sample: Sample, time: ClockTime)?) = (
         nil, nil
     )
+    /// A source without presentation times (AVI: avidemux stamps a keyframe with its place in decoding order, which
+    /// B-frames make wrong, and the pictures between keyframes with nothing) is read forward from its first frame,
+    /// and a frame's time is its number in display order × this, the frame duration (AVI is constant-rate by
+    /// design: a frame rate, no timestamps); nil for every other source.
+    private var countedFrameDuration: ClockTime?
+    /// While frames are counted: the number the next new frame pulled gets, and the first frame's own stamp until
+    /// the first pull (going to PLAYING may render the prerolled frame again: it is not counted twice). Stamps are
+    /// not compared after that: a decoder guessing times for pictures that came without may give two the same.
+    private var counted: (next: Int, repeatOf: ClockTime?) = (1, nil)
     /// False once a seek or a step failed part way (its state unknown): a kept pipeline is then dropped. A request
     /// refused before the pipeline was touched (a time past the end) leaves it usable.
     private(set) var isUsable = true
@@ -204,6 +213,13 @@ final class OpenedFrameSource {
             self.early = early
         } else {
             early = nil
+        }
+
+        let withoutTimes = AtomicFlag()
+        pipeline.element.onDeepElementAdded { element in
+            if let name = element.factoryName, FrameRecipe.demuxersWithoutPresentationTimes.contains(name) {
+                withoutTimes.set()
+            }
         }
 
         let ownDecoder = FrameRecipe.ownDecoderEnabled
@@ -286,6 +302,11 @@ final class OpenedFrameSource {
             timeline = FrameRecipe.Timeline(origin: start)
             // No position yet: the first time asked is the one-shot grab's seek, never a step from the first frame
             // (the keyframe before the time may be far closer).
+            if withoutTimes.isSet(), let duration = first.duration, duration > .zero {
+                countedFrameDuration = duration
+                counted = (1, first.presentationTimestamp)
+                forward = ((first, .zero), nil)
+            }
         }
         opened = true
     }
@@ -385,7 +406,7 @@ final class OpenedFrameSource {
         if timeline.origin == .zero, let duration = pipeline.duration(), time >= duration {
             throw Self.pastTheEnd(time, duration)
         }
-        if readingForward || !pipeline.isSeekable() {
+        if readingForward || !pipeline.isSeekable() || countedFrameDuration != nil {
             return try readForward(to: time, tolerance: tolerance, deadline, timeline: timeline, isCancelled)
         }
         isUsable = false  // until this seek or step succeeds
@@ -650,7 +671,15 @@ final class OpenedFrameSource {
                     return try frame(from: previous.sample, time: previous.time, still: false)
                 }
                 guard let streamTime = sample.streamTime else { continue }
-                next = (sample, timeline.time(ofStreamTime: streamTime))
+                if let step = countedFrameDuration {
+                    let repeated = counted.repeatOf != nil && sample.presentationTimestamp == counted.repeatOf
+                    counted.repeatOf = nil
+                    if repeated { continue }
+                    next = (sample, ClockTime(nanoseconds: UInt64(counted.next) * step.nanoseconds))
+                    counted.next += 1
+                } else {
+                    next = (sample, timeline.time(ofStreamTime: streamTime))
+                }
             }
             // Going to PLAYING renders the prerolled (or last taken) buffer again: the same frame, skipped.
             if let previous, next.time == previous.time { continue }

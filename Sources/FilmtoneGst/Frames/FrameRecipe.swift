@@ -180,6 +180,11 @@ enum FrameRecipe {
     /// switch, and how the tests prove that the frame returned is identical either way.
     static var ownDecoderEnabled: Bool { ProcessInfo.processInfo.environment["FTGST_NO_OWN_DECODER"] != "1" }
 
+    /// Demuxers whose streams carry no presentation times a seek could trust: `avidemux` (AVI stores a frame rate
+    /// and the pictures in decoding order; it stamps keyframes with their place in that order, which B-frames make
+    /// wrong, and nothing else). Their sources are read forward and their frames counted (`OpenedFrameSource`).
+    static let demuxersWithoutPresentationTimes: Set<String> = ["avidemux"]
+
     /// GStreamer's plugin of libav decoders (`avdec_h264`, `avdec_h265`…).
     static let libavPlugin = "libav"
 
