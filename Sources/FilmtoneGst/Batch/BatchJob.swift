@@ -84,6 +84,7 @@ public struct BatchJob: Sendable {
         guard let output = try request.string("output"), !output.isEmpty, !output.hasSuffix("/") else {
             throw request.invalid("'output' is required: the thumbnail's file (.jpg, .jpeg or .png)")
         }
+        try MediaSource.refuseControlCharacters(output, as: "output path", code: .invalidArgument)
         var options = ThumbnailOptions(source: source)
         var time = ThumbnailTime.milliseconds(0)
         if let ms = try request.whole("timeMs") {
@@ -124,6 +125,7 @@ public struct BatchJob: Sendable {
         guard let output = try request.string("output"), !output.isEmpty else {
             throw request.invalid("'output' is required: the storyboard's folder")
         }
+        try MediaSource.refuseControlCharacters(output, as: "output path", code: .invalidArgument)
         var options = StoryboardOptions(source: source, outputDirectory: output)
         if let value = try request.whole("width") { options.tileWidth = Int(value) }
         if let value = try request.whole("columns") { options.columns = Int(value) }

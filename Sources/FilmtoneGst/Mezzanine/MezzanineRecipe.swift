@@ -14,6 +14,14 @@ struct SourceIdentity: Hashable, Codable, Sendable {
 }
 
 extension SourceIdentity {
+    /// A remote source's location as the files an identity goes into may keep it (a mezzanine's manifest): its URL
+    /// with the password and query values hidden (`MediaSource.redacted`) and, when that hid anything, the SHA-256
+    /// of the whole URL after `#sha256=`, so that two tokens are still two sources. No secret is written to disk.
+    static func remoteLocation(_ url: String) -> String {
+        let shown = MediaSource.redacted(url)
+        return shown == url ? url : shown + "#sha256=" + SHA256.hex(of: Array(url.utf8))
+    }
+
     /// The identity as the lines a request key hashes (thumbnails' stamps, batch's storyboard records and
     /// preview stamps): `location …`, `size …`, `mtime-ns …`, `inode …`, `-` for what a remote source lacks.
     /// `prefix` names whose identity it is when a key holds several (a LUT file's).

@@ -16,7 +16,7 @@ struct MezzanineStore {
     static func identity(of source: MediaSource) throws -> SourceIdentity {
         switch source {
         case .remote(let url):
-            return SourceIdentity(location: url.absoluteString)
+            return SourceIdentity(location: SourceIdentity.remoteLocation(url.absoluteString))
         case .local(let path):
             try source.checkExists()
             guard let facts = fileFacts(path) else { throw FilmtoneError(.fileNotFound, "cannot stat \(path)") }

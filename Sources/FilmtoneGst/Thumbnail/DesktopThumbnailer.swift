@@ -61,9 +61,8 @@ public enum DesktopThumbnailer {
     public static func write(input: String, output: String, size: Int, timeoutMilliseconds: Int64 = 30_000)
         async throws -> Result
     {
-        guard !output.isEmpty, !output.contains("\0") else {
-            throw FilmtoneError(.invalidArgument, "-o needs a file name")
-        }
+        guard !output.isEmpty else { throw FilmtoneError(.invalidArgument, "-o needs a file name") }
+        try MediaSource.refuseControlCharacters(output, as: "-o path", code: .invalidArgument)
         let source = try localSource(input)
         let target = URL(fileURLWithPath: output).standardizedFileURL
         guard target.path != source.path else { throw FilmtoneError(.invalidArgument, "-o is the input itself") }

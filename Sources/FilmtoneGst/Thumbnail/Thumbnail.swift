@@ -102,6 +102,11 @@ struct ThumbnailRequest {
             throw invalid("--cache-cap-mb must be 1…\(1 << 30)")
         }
         try CacheDirectory.validate(options.cacheDirectory, option: "--cache-dir")
+        for (text, what) in [
+            (options.cacheDirectory, "--cache-dir"), (options.cacheName, "--cache-name"), (options.output, "-o path"),
+        ] {
+            if let text { try MediaSource.refuseControlCharacters(text, as: what, code: .invalidArgument) }
+        }
         let name = options.cacheName ?? "thumb-\(UUID().uuidString.lowercased())"
         guard !name.isEmpty, !name.contains("/"), !name.contains(".."), !name.contains("\0"), !name.hasPrefix(".")
         else { throw invalid("--cache-name must be a plain file name (no '/', no '..', not hidden): \(name)") }
