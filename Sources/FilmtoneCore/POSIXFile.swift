@@ -43,6 +43,30 @@ package final class POSIXFile {
         }
     }
 
+    /// `pread(2)`: up to `count` bytes at `offset`, without moving the file position; fewer at the end of the file.
+    package func read(at offset: Int64, count: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: max(0, count))
+        var filled = 0
+        while filled < bytes.count {
+            let got = bytes.withUnsafeMutableBytes {
+                Glibc.pread(descriptor, $0.baseAddress! + filled, $0.count - filled, off_t(offset) + off_t(filled))
+            }
+            if got == 0 { break }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError(call: "pread", path: path, errno: errno)
+            }
+            filled += got
+        }
+        return Array(bytes.prefix(filled))
+    }
+
+    /// `fstat(2)`'s size of the open file.
+    package var size: Int64? {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : nil
+    }
+
     /// Writes all of `bytes` (a short write is continued, not an error).
     package func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0

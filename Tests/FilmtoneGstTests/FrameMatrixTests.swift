@@ -13,14 +13,12 @@ import XCTest
 /// (steps and seeks) and backward. The oracle is the number the picture shows (`FrameBarcode`) and the time
 /// reported: frame n, at n × 40 ms.
 final class FrameMatrixTests: XCTestCase {
-    /// Every clip of the matrix. Not yet in it, failing on both paths: `matrix-frag.mp4` (qtdemux 1.22 takes the
-    /// `tfra` time ffmpeg writes, a presentation time, for the decoding time after a seek: every frame comes 80 ms
-    /// late).
+    /// Every clip of the matrix.
     static let clips = [
         "matrix-h264-bframes.mp4", "matrix-h264-opengop.mkv", "matrix-h264-high10.mp4", "matrix-hevc8.mp4",
         "matrix-hevc10.mov", "matrix-hevc10.mkv", "matrix-vp9.webm", "matrix-av1.mkv", "matrix-mjpeg.avi",
         "matrix-mjpeg.mov", "matrix-prores.mov", "matrix-late.mp4", "matrix-h264.ts", "matrix-mpeg2.ts",
-        "matrix-h264.avi", "matrix-mpeg4.avi",
+        "matrix-h264.avi", "matrix-mpeg4.avi", "matrix-frag.mp4", "matrix-frag-ip.mp4",
     ]
 
     /// (frame, time asked in ms): the first frame (mid-frame), a keyframe (at its start), just after it (mid-frame),
@@ -120,5 +118,19 @@ final class FrameMatrixTests: XCTestCase {
             XCTAssertEqual(FrameBarcode.number(image), index)
         }
         XCTAssertNil(FrameBarcode.number(width: 320, height: 240, rgb: [UInt8](repeating: 128, count: 320 * 240 * 3)))
+    }
+}
+
+extension FrameMatrixTests {
+    /// ffmpeg's fragmented MP4 with B-frames writes each `tfra` time as the keyframe's presentation time, 80 ms after
+    /// its fragment's `tfdt`: qtdemux's seeks would be 80 ms late, so they are not trusted. Without B-frames the two
+    /// agree; a plain MP4 has no index to mislead.
+    func testFragmentIndexTellsMisleadingSeeks() throws {
+        XCTAssertTrue(FragmentIndex.misleadsSeeks(path: try TestEnvironment.fixture("matrix-frag.mp4")))
+        XCTAssertFalse(FragmentIndex.misleadsSeeks(path: try TestEnvironment.fixture("matrix-frag-ip.mp4")))
+        XCTAssertFalse(FragmentIndex.misleadsSeeks(path: try TestEnvironment.fixture("matrix-h264-bframes.mp4")))
+        XCTAssertFalse(FragmentIndex.misleadsSeeks(path: "/nonexistent"))
+        // A truncated index is no proof: trusted.
+        XCTAssertFalse(FragmentIndex.misleadsSeeks(size: 20) { _, count in [UInt8](repeating: 0xFF, count: count) })
     }
 }

@@ -150,6 +150,12 @@ final class OpenedFrameSource {
     /// the first pull (going to PLAYING may render the prerolled frame again: it is not counted twice). Stamps are
     /// not compared after that: a decoder guessing times for pictures that came without may give two the same.
     private var counted: (next: Int, repeatOf: ClockTime?) = (1, nil)
+    /// The demuxer's seeks in this source are not trusted (`FragmentIndex`: a fragmented MP4 whose random-access
+    /// index qtdemux misreads): it is read forward, never sought in.
+    private let readsForwardOnly: Bool
+    /// The demuxer's duration is the stream's end (not a fragmented MP4's last index entry, `FragmentIndex`): a
+    /// time at or past it is refused before any seek.
+    private let durationIsReliable: Bool
     /// False once a seek or a step failed part way (its state unknown): a kept pipeline is then dropped. A request
     /// refused before the pipeline was touched (a time past the end) leaves it usable.
     private(set) var isUsable = true
@@ -177,6 +183,15 @@ final class OpenedFrameSource {
         self.keeps = keeps
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let demuxer = Self.knownDemuxer(of: request.source)
+        let fragments: FragmentIndex.Verdict
+        if case .local(let path) = request.source {
+            fragments = FragmentIndex.inspect(path: path)
+        } else {
+            fragments = FragmentIndex.Verdict(hasIndex: false, misleadsSeeks: false)
+        }
+        let forwardOnly = fragments.misleadsSeeks
+        readsForwardOnly = forwardOnly
+        durationIsReliable = !fragments.hasIndex
         if let demuxer, demuxer.decodedByLibav {
             // Most likely H.264, which fth264dec decodes with libavcodec alone; gst-libav (HEVC) loads when plugged.
             if FrameRecipe.ownDecoderEnabled {
@@ -256,7 +271,7 @@ final class OpenedFrameSource {
         // to pull. Dropped, the sink prerolls on the first real frame.
         sink.element.staticPad("sink")?.dropGapEvents()
 
-        if let demuxer, !keeps, let firstTime,
+        if let demuxer, !keeps, !forwardOnly, let firstTime,
             !FrameRecipe.accepts(frame: .zero, duration: nil, target: firstTime.time, tolerance: firstTime.tolerance)
         {
             let hold = FirstSeekHold()
@@ -269,7 +284,9 @@ final class OpenedFrameSource {
             {
                 let timeline = FrameRecipe.Timeline(origin: origin)
                 // The early refusal of a time past the end, as `frame(at:)` makes it once prerolled.
-                if origin == .zero, let duration = hold.duration(of: demuxerElement), firstTime.time >= duration {
+                if origin == .zero, durationIsReliable, let duration = hold.duration(of: demuxerElement),
+                    firstTime.time >= duration
+                {
                     throw Self.pastTheEnd(firstTime.time, duration)
                 }
                 let target = timeline.streamTime(of: firstTime.time)
@@ -403,10 +420,10 @@ final class OpenedFrameSource {
         // Demuxers disagree about what their duration counts from (tsdemux's is a length, qtdemux's a stream
         // time): the early refusal is kept for streams whose timeline starts at 0, where both agree. Elsewhere a
         // seek past the end ends in EOS without a frame, which `waitAndPull` refuses just as well.
-        if timeline.origin == .zero, let duration = pipeline.duration(), time >= duration {
+        if timeline.origin == .zero, durationIsReliable, let duration = pipeline.duration(), time >= duration {
             throw Self.pastTheEnd(time, duration)
         }
-        if readingForward || !pipeline.isSeekable() || countedFrameDuration != nil {
+        if readingForward || readsForwardOnly || !pipeline.isSeekable() || countedFrameDuration != nil {
             return try readForward(to: time, tolerance: tolerance, deadline, timeline: timeline, isCancelled)
         }
         isUsable = false  // until this seek or step succeeds
