@@ -126,6 +126,14 @@ package final class StagedFile {
         StagedFile.syncFolder(destination.deletingLastPathComponent())
     }
 
+    /// Fails (`WRITE_FAILED`) when `commit` could not place the file: its target is a folder. For a set of files
+    /// placed together, checked for every one before any is placed, so that none replaces an existing file and
+    /// then the set stops half way.
+    package func checkCommittable() throws {
+        var info = stat()
+        if lstat(target.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { throw writeFailed(target, EISDIR) }
+    }
+
     /// Takes a committed file back, for a set of files that is placed all or nothing: removes the name `commit`
     /// gave it only while that name is still this file (the same device and inode), so a file someone put there
     /// since is left alone. True when it removed the name; false when nothing was placed or the name is no longer

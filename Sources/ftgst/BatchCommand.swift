@@ -54,15 +54,7 @@ enum BatchCommand {
             guard (1...256).contains(value) else { throw usage("--jobs must be 1…256, got \(value)") }
             workers = Int(value)
         }
-        let data: Data
-        if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard let contents = FileManager.default.contents(atPath: path) else {
-                throw FilmtoneError(.fileNotFound, "no such jobs file: \(path)")
-            }
-            data = contents
-        }
+        let data = try Self.readJobs(path)
         // One process, many pipelines in turn: 11 % of the bench's samples were the kernel clearing pages that
         // the previous pipeline had freed (docs/PERFORMANCE.md, "Batch").
         ProcessMemory.keepFreedMemory()
@@ -73,5 +65,53 @@ enum BatchCommand {
         }
         FileHandle.standardError.write(Data((summary.description + "\n").utf8))
         return summary.exitStatus
+    }
+
+    /// The most a jobs line may hold, as a `serve` message: a line past it (`cat /dev/zero | ftgst batch -`) is
+    /// refused when it is seen, never read whole.
+    static let maxLineBytes = ServeCommand.maxMessageBytes
+    /// The most a jobs file may hold: 256 MiB (a million jobs of 250 bytes).
+    static let maxJobsBytes = 256 << 20
+
+    /// The jobs from `path` (`-`: standard input), read as a stream, so that a FIFO or a process substitution
+    /// (`ftgst batch <(…)`, `/dev/fd/63`) is read like a file; bounded by `maxLineBytes` a line and `maxJobsBytes`
+    /// in all (INVALID_ARGUMENT past either). FILE_NOT_FOUND when it cannot be opened, a folder included.
+    static func readJobs(_ path: String) throws -> Data {
+        let handle: FileHandle
+        if path == "-" {
+            handle = FileHandle.standardInput
+        } else {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
+                let opened = FileHandle(forReadingAtPath: path)
+            else { throw FilmtoneError(.fileNotFound, "no such jobs file: \(path)") }
+            handle = opened
+        }
+        defer { if path != "-" { try? handle.close() } }
+        var data = Data()
+        var lineStart = 0
+        var line = 1
+        while true {
+            let chunk: Data
+            do {
+                guard let read = try handle.read(upToCount: 1 << 16), !read.isEmpty else { break }
+                chunk = read
+            } catch {
+                throw FilmtoneError(.fileNotFound, "cannot read the jobs file \(path): \(error.localizedDescription)")
+            }
+            guard data.count + chunk.count <= maxJobsBytes else {
+                throw FilmtoneError(.invalidArgument, "the jobs file is over \(maxJobsBytes >> 20) MiB")
+            }
+            let offset = data.count
+            data.append(chunk)
+            for (index, byte) in chunk.enumerated() where byte == UInt8(ascii: "\n") {
+                lineStart = offset + index + 1
+                line += 1
+            }
+            guard data.count - lineStart <= maxLineBytes else {
+                throw FilmtoneError(.invalidArgument, "jobs line \(line) is over \(maxLineBytes >> 20) MiB")
+            }
+        }
+        return data
     }
 }

@@ -235,7 +235,10 @@ public enum ThumbnailSet {
                 seeks = source.seekCount
                 return out
             }
-            // All made: committed together (under the folder's lock for the cache, then evicted once).
+            // All made: committed together (under the folder's lock for the cache, then evicted once), and only
+            // once every target can take its file: a folder in the way of the second must not leave the first
+            // replaced.
+            for index in misses { try staged[index]?.checkCommittable() }
             if first.isOwnFile {
                 for index in misses { try staged[index]?.commit(replacing: true) }
             } else {

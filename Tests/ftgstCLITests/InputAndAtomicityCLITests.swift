@@ -1,0 +1,56 @@
+import FilmtoneTestSupport
+import XCTest
+
+/// Files and input issue 28 found: several pictures of one `thumb` call are placed all or nothing, and `batch`
+/// reads any readable stream, bounded.
+final class InputAndAtomicityCLITests: XCTestCase {
+    private var bin: String { TestEnvironment.binary.path }
+
+    /// `-o 'x-%03d.jpg'` with `x-002.jpg` a folder: WRITE_FAILED before any picture is placed, so the existing
+    /// `x-001.jpg` is left as it was (it was replaced before the second failed), and no temporary file is left.
+    func testSeveralPicturesAreAllOrNothing() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        try Data("old".utf8).write(to: dir.appendingPathComponent("x-001.jpg"))
+        try FileManager.default.createDirectory(
+            at: dir.appendingPathComponent("x-002.jpg"), withIntermediateDirectories: false)
+        let result = try Run.ftgst([
+            "thumb", clip, "--time-ms", "0,500", "-o", dir.appendingPathComponent("x-%03d.jpg").path,
+        ])
+        assertFailure(result, code: "WRITE_FAILED", status: 73)
+        XCTAssertEqual(try String(contentsOf: dir.appendingPathComponent("x-001.jpg"), encoding: .utf8), "old")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted(), ["x-001.jpg", "x-002.jpg"])
+    }
+
+    /// `ftgst batch <(…)` (a pipe at /dev/fd/N) and a named FIFO are read like files; a folder is FILE_NOT_FOUND.
+    func testBatchReadsAProcessSubstitutionAndAFIFO() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        let line = "{\"kind\":\"thumbnail\",\"source\":\"\(clip)\",\"output\":\"\(dir.path)/a.jpg\",\"timeMs\":0}"
+        let jobs = dir.appendingPathComponent("jobs.jsonl")
+        try Data((line + "\n").utf8).write(to: jobs)
+        let substituted = try Run.process(
+            URL(fileURLWithPath: "/bin/bash"), ["-c", "\"$0\" batch <(cat \"$1\")", bin, jobs.path], timeout: 60)
+        XCTAssertEqual(substituted.status, 0, substituted.stderr)
+        XCTAssertTrue(substituted.stdout.contains("\"status\":\"ok\""), substituted.stdout)
+        let fifo = dir.appendingPathComponent("jobs.fifo").path
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let named = try Run.process(
+            URL(fileURLWithPath: "/bin/bash"),
+            ["-c", "cat \"$2\" > \"$1\" & \"$0\" batch \"$1\"", bin, fifo, jobs.path],
+            timeout: 60)
+        XCTAssertEqual(named.status, 0, named.stderr)
+        XCTAssertTrue(named.stdout.contains("\"status\":\"ok\""), named.stdout)
+        assertFailure(try Run.ftgst(["batch", dir.path]), code: "FILE_NOT_FOUND", status: 66)
+    }
+
+    /// A jobs stream with no line end (`cat /dev/zero | ftgst batch -`, here 40 MB of it) is refused once its
+    /// line passes 16 MiB, as `serve` refuses a message: it grew without bound (3.9 GB in 13 s).
+    func testBatchRefusesALineOverTheCap() throws {
+        let result = try Run.process(
+            URL(fileURLWithPath: "/bin/bash"), ["-c", "head -c 40000000 /dev/zero | \"$0\" batch -", bin], timeout: 60)
+        assertFailure(result, code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertTrue(result.stderr.contains("jobs line 1 is over 16 MiB"), result.stderr)
+    }
+}
