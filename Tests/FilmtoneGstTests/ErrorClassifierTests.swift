@@ -202,4 +202,21 @@ final class ErrorClassifierTests: XCTestCase {
             }
         }
     }
+
+    /// A demuxer's STREAM/FAILED whose flow was `not-linked` means no video stream; another flow, another element
+    /// or another error does not.
+    func testNotLinkedFromADemuxerIsNoVideoStream() {
+        func failed(_ factory: String, debug: String) -> FilmtoneError.GStreamerCause {
+            var cause = cause("stream", GstErrorCode.streamFailed, factory: factory)
+            cause.debug = debug
+            return cause
+        }
+        XCTAssertTrue(
+            ErrorClassifier.isNoVideoStream(failed("qtdemux", debug: "streaming stopped, reason not-linked (-1)")))
+        XCTAssertTrue(ErrorClassifier.isNoVideoStream(failed("matroskademux", debug: "reason not-linked (-1)")))
+        XCTAssertFalse(
+            ErrorClassifier.isNoVideoStream(failed("qtdemux", debug: "streaming stopped, reason error (-5)")))
+        XCTAssertFalse(ErrorClassifier.isNoVideoStream(failed("multiqueue", debug: "reason not-linked (-1)")))
+        XCTAssertFalse(ErrorClassifier.isNoVideoStream(cause("stream", GstErrorCode.streamDecode, factory: "qtdemux")))
+    }
 }

@@ -107,4 +107,25 @@ final class FrameDefectsCLITests: XCTestCase {
         assertFailure(thumbnailer, code: "UNSUPPORTED_FORMAT", status: 67)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
     }
+
+    /// An audio-only file says so, on both paths and in every frame command, instead of GStreamer's bare "Internal
+    /// data stream error".
+    func testAudioOnlySaysThereIsNoVideoStream() throws {
+        let audio = try TestEnvironment.fixture("tone.m4a")
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        let runs: [([String], [String: String])] = [
+            (["thumb", audio, "--time-ms", "500", "-o", dir.appendingPathComponent("a.jpg").path], [:]),
+            (
+                ["thumb", audio, "--time-ms", "500", "-o", dir.appendingPathComponent("a.jpg").path],
+                ["FTGST_NO_KNOWN_DEMUXER": "1"]
+            ),
+            (["preview", audio, "-o", dir.appendingPathComponent("p.jpg").path], [:]),
+            (["storyboard", audio, "-o", dir.appendingPathComponent("sb").path], [:]),
+        ]
+        for (words, environment) in runs {
+            let result = try Run.ftgst(words, environment: environment)
+            assertFailure(result, code: "DECODE_FAILED", status: 68)
+            XCTAssertTrue(result.stderr.contains("the source has no video stream"), "\(words[0]): \(result.stderr)")
+        }
+    }
 }

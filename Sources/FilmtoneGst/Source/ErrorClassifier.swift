@@ -51,8 +51,19 @@ enum ErrorClassifier {
                 "could not connect to or read from the server (connection refused, unknown host, TLS failure "
                 + "or connection reset)"
         }
+        // A demuxer whose every stream is unlinked: the frame pipelines link only a video stream, so the source has
+        // none (an audio-only file), which GStreamer words as a bare "Internal data stream error".
+        if isNoVideoStream(cause) { text = "the source has no video stream" }
         if let status = cause.httpStatus { text += " (HTTP \(status))" }
         if let element = cause.element { text += " [\(element)]" }
         return text
+    }
+
+    /// STREAM/FAILED from a demuxer whose debug text gives the flow `not-linked`.
+    static func isNoVideoStream(_ cause: FilmtoneError.GStreamerCause) -> Bool {
+        guard cause.domain == "stream", cause.code == GstErrorCode.streamFailed,
+            let factory = cause.factory, factory.contains("demux")
+        else { return false }
+        return cause.debug?.contains("reason not-linked") == true
     }
 }
