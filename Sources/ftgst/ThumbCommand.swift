@@ -101,6 +101,13 @@ enum ThumbCommand {
             options.output = value
         }
         options.headers = arguments.all("header")
+        // One `--time-ms N` with a name holding an index (`-o t-%03d.jpg`) is numbered 1, as one `--time 1s` is:
+        // not a file literally named `t-%03d.jpg`.
+        if times == nil, let name = options.output ?? options.cacheName,
+            ThumbnailSet.name(pattern: name, index: 1) != nil
+        {
+            times = [.milliseconds(options.timeMilliseconds)]
+        }
 
         if let times {
             try await ThumbnailSet.withPictures(options, times: times) { pictures in

@@ -53,4 +53,23 @@ final class InputAndAtomicityCLITests: XCTestCase {
         assertFailure(result, code: "INVALID_ARGUMENT", status: 64)
         XCTAssertTrue(result.stderr.contains("jobs line 1 is over 16 MiB"), result.stderr)
     }
+
+    /// One `--time-ms 1000` with `-o t-%03d.jpg` (or such a `--cache-name`) writes `t-001.jpg`, as one `--time 1s`
+    /// does, not a file literally named `t-%03d.jpg`.
+    func testOneTimeMsNumbersAnIndexedName() throws {
+        let clip = try TestEnvironment.fixture("clip.mp4")
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        for (words, name) in [
+            (["--time-ms", "1000", "-o", dir.appendingPathComponent("t-%03d.jpg").path], "t-001.jpg"),
+            (["--time", "1s", "-o", dir.appendingPathComponent("u-%03d.jpg").path], "u-001.jpg"),
+            (["--time-ms", "1000", "--cache-dir", dir.path, "--cache-name", "c-%d.jpg"], "c-1.jpg"),
+        ] {
+            let result = try Run.ftgst(["thumb", clip] + words)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: dir.appendingPathComponent(name).path), name)
+        }
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("%") }, [],
+            "no file named with its pattern")
+    }
 }
