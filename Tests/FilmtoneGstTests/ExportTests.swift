@@ -473,6 +473,24 @@ final class ExportAPITests: XCTestCase {
         return options
     }
 
+    /// Four exports failing in one process within a second each keep their record: names were the second, the pid
+    /// and the result, so they replaced one another and one `-failed.json` was left (issue 28).
+    func testEveryFailedExportKeepsItsRecord() async throws {
+        let work = try TestEnvironment.temporaryDirectory(self)
+        let source = try TestEnvironment.fixture("truncated.mp4")
+        for index in 0..<4 {
+            do {
+                _ = try await runExport(options(work, source: source, output: "out\(index).mp4")) { _ in }
+                XCTFail("a truncated source must fail")
+            } catch let error as FilmtoneError {
+                XCTAssertEqual(error.code, .decodeFailed, "\(error)")
+            }
+        }
+        let records = try FileManager.default.contentsOfDirectory(
+            atPath: work.appendingPathComponent("workspace/records").path)
+        XCTAssertEqual(records.filter { $0.hasSuffix(".json") && $0.contains("-failed") }.count, 4, "\(records)")
+    }
+
     func testRunExportReportsProgressAndCancelExportStopsIt() async throws {
         let work = try TestEnvironment.temporaryDirectory(self)
         let collected = ProgressLog()

@@ -177,7 +177,9 @@ final class ExportRecorder {
         return redact(value)
     }
 
-    /// `records/<time>-<pid>-<result>.json`; a failure to write it is not the export's error.
+    /// `records/<time>-<pid>-<result>.json` (`…-2.json`, `…-3.json` when the name is taken: a serve process ends
+    /// several exports within one second, and each keeps its record); a failure to write it is not the export's
+    /// error.
     func writeFailureRecord(in folder: URL, outcome: Outcome) {
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let stamp = ISO8601DateFormatter().string(from: startedAt).replacingOccurrences(of: ":", with: "")
@@ -187,7 +189,20 @@ final class ExportRecorder {
         case .failed: kind = "failed"
         case .cancelled: kind = "cancelled"
         }
-        let path = folder.appendingPathComponent("\(stamp)-\(getpid())-\(kind).json").path
-        try? StagedFile.write(benchmarkBytes(outcome: outcome), to: URL(fileURLWithPath: path))
+        let base = "\(stamp)-\(getpid())-\(kind)"
+        guard let file = try? StagedFile(beside: folder.appendingPathComponent(base + ".json")),
+            (try? file.write(benchmarkBytes(outcome: outcome))) != nil
+        else { return }
+        for number in 1...10_000 {
+            do {
+                // Never replacing: a record another export of this second placed is kept.
+                try file.commit(as: number == 1 ? base + ".json" : "\(base)-\(number).json", replacing: false)
+                return
+            } catch is StagedFile.TargetExists {
+                continue
+            } catch {
+                return
+            }
+        }
     }
 }
