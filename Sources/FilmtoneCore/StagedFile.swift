@@ -44,6 +44,7 @@ package final class StagedFile {
             throw FilmtoneError(.writeFailed, "cannot write in \(folder.path): \(error.reason)")
         }
         StagedFile.registry.withLock { _ = $0.insert(url.path) }
+        StagedFile.clearAbandoned(in: folder)
         pin = try? POSIXFile(path: url.path, flags: O_RDONLY)
         identity = pin == nil ? nil : StagedFile.identity(of: url.path)
     }
@@ -188,6 +189,37 @@ package final class StagedFile {
         _ = fsync(fd)
         close(fd)
     }
+
+    /// The process that created a temporary file of this type, from its name (`.NAME.ftgst-PID-RANDOM.part`).
+    package static func creator(ofStaging name: String) -> pid_t? {
+        guard isStaging(name), let marker = name.range(of: ".ftgst-", options: .backwards) else { return nil }
+        let fields = name[marker.upperBound...].dropLast(".part".count).split(separator: "-")
+        guard fields.count == 2, let pid = Int32(fields[0]), pid > 0, UInt32(fields[1]) != nil else { return nil }
+        return pid
+    }
+
+    /// Removes, once per folder and process, the temporary files of this type in `folder` that a process which is
+    /// gone left behind (killed with SIGKILL, or before this rule): regular files of this user whose name says which
+    /// process created them, where no such process exists any more. A live process's, another user's, anything not
+    /// named so: left alone.
+    package static func clearAbandoned(in folder: URL) {
+        guard cleared.withLock({ $0.insert(folder.path).inserted }),
+            let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path)
+        else { return }
+        for name in names {
+            guard let pid = creator(ofStaging: name), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else {
+                continue
+            }
+            let path = folder.appendingPathComponent(name).path
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == getuid() else {
+                continue
+            }
+            unlink(path)
+        }
+    }
+
+    private static let cleared = Mutex<Set<String>>([])
 
     // MARK: - Private
 

@@ -34,16 +34,45 @@ func runCommand(_ words: [String]) async throws -> Int32 {
     return 0
 }
 
-var status: Int32 = 0
-do {
-    status = try await runCommand(Array(CommandLine.arguments.dropFirst()))
-} catch let error as FilmtoneError {
-    FileHandle.standardError.write(Data((error.description + "\n").utf8))
-    status = error.code.exitStatus
-} catch {
-    FileHandle.standardError.write(Data("[INTERNAL] \(error)\n".utf8))
-    status = FilmtoneError.Code.internalError.exitStatus
+/// Ctrl-C or SIGTERM outside `export` and `serve` (which stop their work and clean up themselves): the files this
+/// process was writing are removed (`StagedFile.removeAllInFlight`: only names it created), then the signal ends
+/// it as it would have (the shell reports 130 or 143). A killed `thumb --count 1000` or `batch` left its `.part`
+/// files behind (issue 28). The sources are kept for the process's life.
+func removeStagedFilesOnSignals() -> [DispatchSourceSignal] {
+    [SIGINT, SIGTERM].map { number in
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler {
+            stoppingBySignal.set()  // the work, failing on its removed files, must not report that as its error
+            StagedFile.removeAllInFlight()
+            signal(number, SIG_DFL)
+            kill(getpid(), number)  // not raise: this dispatch thread blocks signals
+        }
+        source.resume()
+        return source
+    }
 }
-// Every job has finished: release GStreamer so its leak tracer, when enabled, reports on a clean state.
-FilmtoneRuntime.shutdown()
-exit(status)
+
+let stoppingBySignal = AtomicFlag()
+
+/// The end of the process: its error line and status, unless a signal is ending it (then that signal does).
+func finish(_ status: Int32, message: String?) -> Never {
+    while stoppingBySignal.isSet() { Thread.sleep(forTimeInterval: 1) }
+    if let message { FileHandle.standardError.write(Data((message + "\n").utf8)) }
+    // Every job has finished: release GStreamer so its leak tracer, when enabled, reports on a clean state.
+    FilmtoneRuntime.shutdown()
+    exit(status)
+}
+
+let signalSources =
+    ["export", "serve"].contains(CommandLine.arguments.dropFirst().first ?? "") ? [] : removeStagedFilesOnSignals()
+
+do {
+    let status = try await runCommand(Array(CommandLine.arguments.dropFirst()))
+    withExtendedLifetime(signalSources) {}
+    finish(status, message: nil)
+} catch let error as FilmtoneError {
+    finish(error.code.exitStatus, message: error.description)
+} catch {
+    finish(FilmtoneError.Code.internalError.exitStatus, message: "[INTERNAL] \(error)")
+}

@@ -72,4 +72,44 @@ final class InputAndAtomicityCLITests: XCTestCase {
             try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("%") }, [],
             "no file named with its pattern")
     }
+
+    /// Ctrl-C or SIGTERM while `thumb --count 1000` writes: its 1,000 `.part` files are removed and the signal ends
+    /// it (the shell's 130 or 143), with no error line; they were all left behind.
+    func testASignalRemovesTheFilesBeingWritten() throws {
+        let clip = try TestEnvironment.fixture("long.mp4")
+        for (signal, status) in [("INT", 130), ("TERM", 143)] {
+            let dir = try TestEnvironment.temporaryDirectory(self)
+            // Sent once the staged files exist (polled, 10 s at most); the shell reports how the process ended.
+            let script = """
+                "$0" thumb "$1" --count 1000 --tolerance-ms 0 -o "$2/x-%03d.jpg" >/dev/null 2>"$2.err" & P=$!
+                for i in $(seq 200); do ls -A "$2" | grep -q part && break; sleep 0.05; done
+                kill -\(signal) $P; wait $P; echo "status=$?"
+                """
+            let result = try Run.process(
+                URL(fileURLWithPath: "/bin/bash"), ["-c", script, bin, clip, dir.path], timeout: 60)
+            XCTAssertTrue(result.stdout.contains("status=\(status)"), "SIG\(signal): \(result.stdout) \(result.stderr)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".part") }
+            XCTAssertEqual(left, [], "SIG\(signal)")
+            XCTAssertEqual(try String(contentsOfFile: dir.path + ".err", encoding: .utf8), "", "no error line")
+        }
+    }
+
+    /// A rerun into a folder clears the `.part` files a killed ftgst left (its process is gone), and keeps one
+    /// whose process lives, and any other file.
+    func testARerunClearsFilesAKilledProcessLeft() throws {
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        let gone = try Run.process(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo $$"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let names = [
+            ".x-001.jpg.ftgst-\(gone)-12345.part", ".x-002.jpg.ftgst-\(getpid())-777.part", "keep.part", "keep.jpg",
+        ]
+        for name in names { try Data("junk".utf8).write(to: dir.appendingPathComponent(name)) }
+        let result = try Run.ftgst([
+            "thumb", try TestEnvironment.fixture("clip.mp4"), "-o", dir.appendingPathComponent("y.jpg").path,
+        ])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted(),
+            [".x-002.jpg.ftgst-\(getpid())-777.part", "keep.jpg", "keep.part", "y.jpg"])
+    }
 }
