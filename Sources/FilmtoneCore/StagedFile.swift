@@ -38,12 +38,29 @@ package final class StagedFile {
         let folder = target.deletingLastPathComponent()
         url = folder.appendingPathComponent(
             ".\(target.lastPathComponent).ftgst-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).part")
-        do {
-            descriptor = try POSIXFile(path: url.path, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
-        } catch let error as SystemCallError {
-            throw FilmtoneError(.writeFailed, "cannot write in \(folder.path): \(error.reason)")
+        // Created and registered under the lock `removeAllInFlight` sweeps with, so no file exists unregistered
+        // while a signal stops the process; once it is stopping (after the sweep) nothing new is created.
+        let path = url.path
+        let created = StagedFile.registry.withLock { registry -> Result<POSIXFile, FilmtoneError> in
+            if StagedFile.stopped.isSet() {
+                return .failure(FilmtoneError(.cancelled, "stopping: \(target.path) is not written"))
+            }
+            do {
+                let file = try POSIXFile(path: path, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+                registry.insert(path)
+                return .success(file)
+            } catch let error as SystemCallError {
+                return .failure(FilmtoneError(.writeFailed, "cannot write in \(folder.path): \(error.reason)"))
+            } catch {
+                return .failure(FilmtoneError(.writeFailed, "cannot write in \(folder.path): \(error)"))
+            }
         }
-        StagedFile.registry.withLock { _ = $0.insert(url.path) }
+        switch created {
+        case .success(let file): descriptor = file
+        case .failure(let error):
+            inFlight = false
+            throw error
+        }
         StagedFile.clearAbandoned(in: folder)
         pin = try? POSIXFile(path: url.path, flags: O_RDONLY)
         identity = pin == nil ? nil : StagedFile.identity(of: url.path)
@@ -173,9 +190,11 @@ package final class StagedFile {
     }
 
     /// Removes every temporary file of this process still in flight: for an exit that cannot unwind (a second
-    /// Ctrl-C). `unlink` only, so it is safe on any thread.
-    package static func removeAllInFlight() {
+    /// Ctrl-C, a signal). `unlink` only, so it is safe on any thread. `stopping`: the process is ending, and no
+    /// file is staged after this (`init` throws `CANCELLED`), so none created during the sweep outlives it.
+    package static func removeAllInFlight(stopping: Bool = false) {
         registry.withLock { paths in
+            if stopping { stopped.set() }
             for path in paths { unlink(path) }
             paths.removeAll()
         }
@@ -220,6 +239,8 @@ package final class StagedFile {
     }
 
     private static let cleared = Mutex<Set<String>>([])
+    /// Set by `removeAllInFlight(stopping: true)`: the process is ending, no new file is staged.
+    private static let stopped = AtomicFlag()
 
     // MARK: - Private
 

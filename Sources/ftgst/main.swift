@@ -44,7 +44,7 @@ func removeStagedFilesOnSignals() -> [DispatchSourceSignal] {
         let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
         source.setEventHandler {
             stoppingBySignal.set()  // the work, failing on its removed files, must not report that as its error
-            StagedFile.removeAllInFlight()
+            StagedFile.removeAllInFlight(stopping: true)
             signal(number, SIG_DFL)
             kill(getpid(), number)  // not raise: this dispatch thread blocks signals
         }

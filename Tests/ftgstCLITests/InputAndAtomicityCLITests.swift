@@ -49,7 +49,8 @@ final class InputAndAtomicityCLITests: XCTestCase {
     /// line passes 16 MiB, as `serve` refuses a message: it grew without bound (3.9 GB in 13 s).
     func testBatchRefusesALineOverTheCap() throws {
         let result = try Run.process(
-            URL(fileURLWithPath: "/bin/bash"), ["-c", "head -c 40000000 /dev/zero | \"$0\" batch -", bin], timeout: 60)
+            URL(fileURLWithPath: "/bin/bash"), ["-c", "head -c 40000000 /dev/zero 2>/dev/null | \"$0\" batch -", bin],
+            timeout: 60)
         assertFailure(result, code: "INVALID_ARGUMENT", status: 64)
         XCTAssertTrue(result.stderr.contains("jobs line 1 is over 16 MiB"), result.stderr)
     }
