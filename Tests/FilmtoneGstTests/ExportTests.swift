@@ -441,12 +441,12 @@ final class ExportDecisionTests: XCTestCase {
     }
 
     /// A photo export ends after its first picture, whatever the decoder does after it (GStreamer 1.22's GIF
-    /// demuxer never sends EOS): `imagefreeze num-buffers=1` sits in front of the size filter, for photos only.
+    /// demuxer never sends EOS): `queue ! imagefreeze num-buffers=1` sits in front of the size filter, for photos only.
     func testAPhotoExportEndsAfterItsFirstPicture() throws {
         for photo in [try plan("p.png", photo()), try plan("p.jpg", photo(codec: "gst-libav-gif"))] {
             let words = photo.words
             let size = try XCTUnwrap(words.firstIndex(of: "name=size")) - 1
-            XCTAssertEqual(Array(words[(size - 3)..<size]), ["imagefreeze", "num-buffers=1", "!"])
+            XCTAssertEqual(Array(words[(size - 5)..<size]), ["queue", "!", "imagefreeze", "num-buffers=1", "!"])
         }
         XCTAssertFalse(try plan("a.mp4", clip()).words.contains("imagefreeze"), "a video ends with its source")
     }

@@ -107,7 +107,13 @@ struct ExportPlan: Equatable {
     /// the file after the last frame, so a GIF, animated or still, ran until the export's deadline; an animated
     /// picture is exported as its first frame, as `thumb` shows it. The frame counter on the size filter counts
     /// exactly that one picture.
-    static let photoEnd = ["imagefreeze", "num-buffers=1", "!"]
+    ///
+    /// The `queue` in front of it takes what upstream sends after that EOS: a caps event (a decoder or converter
+    /// negotiating again for a later frame) pushed straight into elements that have gone EOS fails, and the decoder
+    /// reports it as not-negotiated, an error ("Internal data stream error" from decodebin's multiqueue) that made
+    /// the `--dry-run` line of an animated GIF fail now and then; a queue whose downstream has ended accepts sticky
+    /// events and answers buffers with EOS.
+    static let photoEnd = ["queue", "!", "imagefreeze", "num-buffers=1", "!"]
 
     /// The names of the elements that take the user's values.
     static let sourceName = "source"
