@@ -49,10 +49,9 @@ package final class StagedFile {
                 let file = try POSIXFile(path: path, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
                 registry.insert(path)
                 return .success(file)
-            } catch let error as SystemCallError {
-                return .failure(FilmtoneError(.writeFailed, "cannot write in \(folder.path): \(error.reason)"))
             } catch {
-                return .failure(FilmtoneError(.writeFailed, "cannot write in \(folder.path): \(error)"))
+                let reason = (error as? SystemCallError)?.reason ?? "\(error)"
+                return .failure(FilmtoneError(.writeFailed, "cannot write in \(folder.path): \(reason)"))
             }
         }
         switch created {

@@ -79,19 +79,20 @@ final class FrameMatrixTests: XCTestCase {
                     for cell in Self.cells + Self.cells.reversed() {
                         let what = "\(clip) at \(cell.ms) ms, kept\(plain ? " (plain path)" : "")"
                         do {
-                            let frame: GrabbedFrame
-                            do {
-                                frame = try source.frame(
+                            func ask() throws -> GrabbedFrame {
+                                try source.frame(
                                     at: .milliseconds(cell.ms), tolerance: .zero, deadline: Deadline(after: 20_000),
                                     isCancelled: { false })
+                            }
+                            let frame: GrabbedFrame
+                            do {
+                                frame = try ask()
                             } catch is OpenedFrameSource.CannotGoBack {
                                 // A source that cannot seek (a short TS) read past the time: as the engine does,
                                 // a new pipeline reads it from the start.
                                 source.stop()
                                 source = try open(clip)
-                                frame = try source.frame(
-                                    at: .milliseconds(cell.ms), tolerance: .zero, deadline: Deadline(after: 20_000),
-                                    isCancelled: { false })
+                                frame = try ask()
                             }
                             XCTAssertEqual(reading(frame), expected(cell.frame), what)
                         } catch {
@@ -126,11 +127,14 @@ extension FrameMatrixTests {
     /// its fragment's `tfdt`: qtdemux's seeks would be 80 ms late, so they are not trusted. Without B-frames the two
     /// agree; a plain MP4 has no index to mislead.
     func testFragmentIndexTellsMisleadingSeeks() throws {
-        XCTAssertTrue(FragmentIndex.misleadsSeeks(path: try TestEnvironment.fixture("matrix-frag.mp4")))
-        XCTAssertFalse(FragmentIndex.misleadsSeeks(path: try TestEnvironment.fixture("matrix-frag-ip.mp4")))
-        XCTAssertFalse(FragmentIndex.misleadsSeeks(path: try TestEnvironment.fixture("matrix-h264-bframes.mp4")))
-        XCTAssertFalse(FragmentIndex.misleadsSeeks(path: "/nonexistent"))
+        XCTAssertTrue(FragmentIndex.inspect(.local(path: try TestEnvironment.fixture("matrix-frag.mp4"))).misleadsSeeks)
+        XCTAssertFalse(
+            FragmentIndex.inspect(.local(path: try TestEnvironment.fixture("matrix-frag-ip.mp4"))).misleadsSeeks)
+        XCTAssertFalse(
+            FragmentIndex.inspect(.local(path: try TestEnvironment.fixture("matrix-h264-bframes.mp4"))).misleadsSeeks)
+        XCTAssertFalse(FragmentIndex.inspect(.local(path: "/nonexistent")).misleadsSeeks)
         // A truncated index is no proof: trusted.
-        XCTAssertFalse(FragmentIndex.misleadsSeeks(size: 20) { _, count in [UInt8](repeating: 0xFF, count: count) })
+        XCTAssertFalse(
+            FragmentIndex.inspect(size: 20) { _, count in [UInt8](repeating: 0xFF, count: count) }.misleadsSeeks)
     }
 }

@@ -11,6 +11,13 @@ final class ThumbAutoCLITests: XCTestCase {
         return try result.json(file: file, line: line)
     }
 
+    /// `thumb CLIP --time auto` as a PNG named `a` in `dir`'s cache.
+    private func autoPNG(_ clip: String, into dir: URL) throws -> ProcessResult {
+        try Run.ftgst([
+            "thumb", clip, "--time", "auto", "--format", "png", "--cache-dir", dir.path, "--cache-name", "a",
+        ])
+    }
+
     /// Luma standard deviation of a decoded picture (BT.709 weights), as `FrameInterest` measures it.
     private func deviation(_ image: DecodedImage) -> Double {
         let luma = stride(from: 0, to: image.rgb.count, by: 3).map {
@@ -25,10 +32,7 @@ final class ThumbAutoCLITests: XCTestCase {
     func testADullStartIsSkippedForTheFirstKeyframeWorthShowing() throws {
         let clip = try TestEnvironment.fixture("dull-start.mp4")
         let dir = try TestEnvironment.temporaryDirectory(self)
-        let out = try line(
-            try Run.ftgst([
-                "thumb", clip, "--time", "auto", "--format", "png", "--cache-dir", dir.path, "--cache-name", "a",
-            ]))
+        let out = try line(try autoPNG(clip, into: dir))
         XCTAssertEqual(out["timeMs"] as? Int, 3000)
         XCTAssertTrue(out["requestedMs"] is NSNull, "\(out)")
         XCTAssertEqual(out["frame"] as? Int, 4, "four distinct keyframes looked at: 0, 1, 2, 3 s")
@@ -87,10 +91,7 @@ final class ThumbAutoCLITests: XCTestCase {
     func testABlackStartLongerThanAThirdIsLookedPast() throws {
         let clip = try TestEnvironment.fixture("black-start.mp4")
         let dir = try TestEnvironment.temporaryDirectory(self)
-        let out = try line(
-            try Run.ftgst([
-                "thumb", clip, "--time", "auto", "--format", "png", "--cache-dir", dir.path, "--cache-name", "a",
-            ]))
+        let out = try line(try autoPNG(clip, into: dir))
         XCTAssertEqual(out["timeMs"] as? Int, 4000)
         XCTAssertGreaterThan(deviation(try DecodedImage.read(dir.appendingPathComponent("a.png").path)), 30)
         let desktop = dir.appendingPathComponent("desktop.png").path

@@ -22,31 +22,29 @@ enum FragmentIndex {
         var misleadsSeeks: Bool
     }
 
-    /// The verdict for a file of `size` bytes read through `read`.
+    /// Nothing to distrust: no index (a plain MP4, another container, a remote or unreadable source).
+    static let trusted = Verdict(hasIndex: false, misleadsSeeks: false)
+
+    /// The verdict for a file of `size` bytes read through `read`. `mfro`, the file's last box, gives the size of
+    /// the `mfra` that ends there; its `tfra` entries are compared with the `tfdt` of the fragments they point to.
     static func inspect(size: Int64, read: (Int64, Int) -> [UInt8]?) -> Verdict {
-        let hasIndex =
-            size >= 16
-            && read(size - 16, 16).map { $0.count == 16 && String(decoding: $0[4..<8], as: UTF8.self) == "mfro" }
-                == true
-        return Verdict(hasIndex: hasIndex, misleadsSeeks: hasIndex && misleadsSeeks(size: size, read: read))
+        guard size >= 16, let tail = read(size - 16, 16), tail.count == 16,
+            String(decoding: tail[4..<8], as: UTF8.self) == "mfro"
+        else { return trusted }
+        return Verdict(hasIndex: true, misleadsSeeks: misleadsSeeks(mfraSize: Int64(be32(tail, 12)), size, read))
     }
 
-    /// `inspect` for a local file; nothing to distrust when it cannot be read.
-    static func inspect(path: String) -> Verdict {
-        guard let file = try? POSIXFile(path: path, flags: O_RDONLY), let size = file.size else {
-            return Verdict(hasIndex: false, misleadsSeeks: false)
-        }
+    /// `inspect` for a source: a local file is read; anything else (remote, unreadable) is trusted.
+    static func inspect(_ source: MediaSource) -> Verdict {
+        guard case .local(let path) = source, let file = try? POSIXFile(path: path, flags: O_RDONLY),
+            let size = file.size
+        else { return trusted }
         return inspect(size: size) { offset, count in try? file.read(at: offset, count: count) }
     }
 
-    /// True when the file has an `mfra` whose `tfra` entries disagree with the `tfdt` of the fragments they point to.
-    /// False for a file without one (not fragmented, or no index: qtdemux then seeks by scanning fragments).
-    static func misleadsSeeks(size: Int64, read: (Int64, Int) -> [UInt8]?) -> Bool {
-        // `mfro`, the last box of the file, gives the size of the `mfra` that ends there.
-        guard size >= 16, let tail = read(size - 16, 16), tail.count == 16,
-            String(decoding: tail[4..<8], as: UTF8.self) == "mfro"
-        else { return false }
-        let mfraSize = Int64(be32(tail, 12))
+    /// Whether any of the first `entriesChecked` entries of the `mfra` of `mfraSize` bytes ending the file disagrees
+    /// with its fragment's `tfdt`; false when the index cannot be read.
+    private static func misleadsSeeks(mfraSize: Int64, _ size: Int64, _ read: (Int64, Int) -> [UInt8]?) -> Bool {
         guard mfraSize >= 16, mfraSize <= size, mfraSize <= 1 << 24, let mfra = read(size - mfraSize, Int(mfraSize)),
             mfra.count == Int(mfraSize), String(decoding: mfra[4..<8], as: UTF8.self) == "mfra"
         else { return false }
@@ -138,7 +136,4 @@ enum FragmentIndex {
     static func be64(_ bytes: [UInt8], _ at: Int) -> UInt64 {
         bytes[at..<(at + 8)].reduce(0) { $0 << 8 | UInt64($1) }
     }
-
-    /// `misleadsSeeks` for a local file; false when it cannot be read.
-    static func misleadsSeeks(path: String) -> Bool { inspect(path: path).misleadsSeeks }
 }

@@ -183,14 +183,8 @@ final class OpenedFrameSource {
         self.keeps = keeps
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let demuxer = Self.knownDemuxer(of: request.source)
-        let fragments: FragmentIndex.Verdict
-        if case .local(let path) = request.source {
-            fragments = FragmentIndex.inspect(path: path)
-        } else {
-            fragments = FragmentIndex.Verdict(hasIndex: false, misleadsSeeks: false)
-        }
-        let forwardOnly = fragments.misleadsSeeks
-        readsForwardOnly = forwardOnly
+        let fragments = FragmentIndex.inspect(request.source)
+        readsForwardOnly = fragments.misleadsSeeks
         durationIsReliable = !fragments.hasIndex
         if let demuxer, demuxer.decodedByLibav {
             // Most likely H.264, which fth264dec decodes with libavcodec alone; gst-libav (HEVC) loads when plugged.
@@ -271,7 +265,7 @@ final class OpenedFrameSource {
         // to pull. Dropped, the sink prerolls on the first real frame.
         sink.element.staticPad("sink")?.dropGapEvents()
 
-        if let demuxer, !keeps, !forwardOnly, let firstTime,
+        if let demuxer, !keeps, !readsForwardOnly, let firstTime,
             !FrameRecipe.accepts(frame: .zero, duration: nil, target: firstTime.time, tolerance: firstTime.tolerance)
         {
             let hold = FirstSeekHold()
