@@ -90,7 +90,6 @@ enum BatchCommand {
         defer { if path != "-" { try? handle.close() } }
         var data = Data()
         var lineStart = 0
-        var line = 1
         while true {
             let chunk: Data
             do {
@@ -104,11 +103,13 @@ enum BatchCommand {
             }
             let offset = data.count
             data.append(chunk)
-            for (index, byte) in chunk.enumerated() where byte == UInt8(ascii: "\n") {
-                lineStart = offset + index + 1
-                line += 1
+            // Only the last line's start is needed per chunk (searched from its end); lines are counted for the
+            // message alone.
+            if let last = chunk.lastIndex(of: UInt8(ascii: "\n")) {
+                lineStart = offset + chunk.distance(from: chunk.startIndex, to: last) + 1
             }
             guard data.count - lineStart <= maxLineBytes else {
+                let line = data.prefix(lineStart).count { $0 == UInt8(ascii: "\n") } + 1
                 throw FilmtoneError(.invalidArgument, "jobs line \(line) is over \(maxLineBytes >> 20) MiB")
             }
         }

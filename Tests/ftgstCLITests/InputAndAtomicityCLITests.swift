@@ -95,6 +95,16 @@ final class InputAndAtomicityCLITests: XCTestCase {
         }
     }
 
+    /// A jobs stream of short lines past 256 MiB in all is refused once it passes the cap, not read to its end.
+    func testBatchRefusesAJobsFileOverTheCap() throws {
+        let result = try Run.process(
+            URL(fileURLWithPath: "/bin/bash"),
+            ["-c", "yes '{}' 2>/dev/null | head -c 300000000 | \"$0\" batch -", bin],
+            timeout: 120)
+        assertFailure(result, code: "INVALID_ARGUMENT", status: 64)
+        XCTAssertTrue(result.stderr.contains("the jobs file is over 256 MiB"), result.stderr)
+    }
+
     /// A rerun into a folder clears the `.part` files a killed ftgst left (its process is gone), and keeps one
     /// whose process lives, and any other file.
     func testARerunClearsFilesAKilledProcessLeft() throws {
