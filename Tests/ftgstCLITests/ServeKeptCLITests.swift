@@ -125,6 +125,18 @@ final class ServeKeptCLITests: XCTestCase {
         }
     }
 
+    /// A source that cannot seek (a TS too short for tsdemux's estimate) is read forward by its kept pipeline; asked
+    /// to go back, the engine drops it and answers from a new one (`OpenedFrameSource.CannotGoBack`): every frame
+    /// is still the one-shot preview's, and the next request forward is the new kept pipeline's (issue 28).
+    func testASourceThatCannotSeekIsReopenedToGoBack() throws {
+        let source = try TestEnvironment.fixture("matrix-h264.ts")
+        let engine = try startEngine()
+        let answered = try [1020, 1540, 540, 940].map { try assertSameAsOneShot(engine, source, $0, "ts") }
+        XCTAssertEqual(answered, [false, true, false, true], "forward kept, back reopened, then kept again")
+        engine.closeInput()
+        XCTAssertTrue(engine.waitForExit(timeout: 30))
+    }
+
     /// With a tolerance the kept pipeline never steps forward: it follows the seek plan (the keyframe first when it
     /// is near enough), and its frames are the one-shot preview's.
     func testWithAToleranceTheKeptPipelineFollowsTheSeekPlan() throws {

@@ -235,9 +235,9 @@ final class WarmPreviews: Sendable {
             do {
                 return (try kept.frame(request, isCancelled: isCancelled), true)
             } catch is OpenedFrameSource.CannotGoBack {
-                // A source that cannot seek, read past the time asked: a new pipeline reads it from the start.
+                // A source that cannot seek, read past the time asked: a new pipeline, kept in its place, reads it
+                // from the start (below).
                 drop(.pipeline(key), kept)
-                return (try FrameGrabber(request: request, isCancelled: isCancelled).grab(), false)
             } catch {
                 // Its state is unknown now (a seek half done, an error posted): the next request starts afresh.
                 if !kept.isUsable { drop(.pipeline(key), kept) }
