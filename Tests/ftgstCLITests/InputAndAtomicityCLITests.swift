@@ -99,7 +99,7 @@ final class InputAndAtomicityCLITests: XCTestCase {
     func testBatchRefusesAJobsFileOverTheCap() throws {
         let result = try Run.process(
             URL(fileURLWithPath: "/bin/bash"),
-            ["-c", "yes '{}' 2>/dev/null | head -c 300000000 | \"$0\" batch -", bin],
+            ["-c", "yes '{}' 2>/dev/null | head -c 300000000 2>/dev/null | \"$0\" batch -", bin],
             timeout: 120)
         assertFailure(result, code: "INVALID_ARGUMENT", status: 64)
         XCTAssertTrue(result.stderr.contains("the jobs file is over 256 MiB"), result.stderr)
