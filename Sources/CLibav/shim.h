@@ -16,6 +16,10 @@ static inline const char *ftgst_libavcodec_soname(void) {
 }
 static inline const char *ftgst_libavutil_soname(void) { return "libavutil.so." AV_STRINGIFY(LIBAVUTIL_VERSION_MAJOR); }
 
+/// The major versions these headers describe: a library that reports another one lays its structures out otherwise.
+static inline unsigned ftgst_libavcodec_major(void) { return LIBAVCODEC_VERSION_MAJOR; }
+static inline unsigned ftgst_libavutil_major(void) { return LIBAVUTIL_VERSION_MAJOR; }
+
 /// AVERROR(EAGAIN) and AVERROR_EOF: function-like and tag macros.
 static inline int ftgst_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int ftgst_averror_eof(void) { return AVERROR_EOF; }

@@ -18,10 +18,12 @@ import Synchronization
 // starts (an accurate seek's pictures from the keyframe up to the target) is decoded, as it must be, but finished
 // without a buffer downstream or a copy.
 //
-// Only 8-bit 4:2:0 (and 4:0:0) H.264 is taken: the sink template names the profiles that cannot carry more (no
-// High 10, 4:2:2 or 4:4:4), so decodebin offers anything else to `avdec_h264`. Interlaced pictures come out as
-// frames flagged progressive (the template cannot require a field h264parse leaves out for progressive streams, and
-// acceptcaps would then refuse them), so ftgst's frame pipelines only choose it for caps that say progressive.
+// Only 8-bit 4:2:0 (and 4:0:0) progressive H.264 is taken: the sink template names the profiles that cannot carry
+// more (no High 10, 4:2:2 or 4:4:4), so decodebin offers anything else to `avdec_h264`; caps that say the stream may
+// be interlaced are refused when they are set (the template cannot require a field some parsers leave out), and so
+// is an interlaced picture under progressive caps, with an error: avdec_h264 flags such pictures, this element would
+// pass them as frames. ftgst's frame pipelines choose it only for caps it takes (`accepts`), and when it fails on a
+// stream after all (caps changing mid-stream) open the source again with `avdec_h264` (`OpenedFrameSource`).
 // Its rank is SECONDARY, below `avdec_h264`'s PRIMARY: a pipeline gets it only by name, or where ftgst's frame
 // pipelines choose it (`FrameRecipe.autoplugDecision`).
 
@@ -147,13 +149,21 @@ package enum H264DecoderElement {
         + "profile=(string){ \(profiles.joined(separator: ", ")) }"
 
     /// Whether caps with this first structure are ones this element decodes as well as `avdec_h264`: its template
-    /// and progressive pictures (h264parse writes `interlace-mode` only for interlaced streams).
+    /// and progressive pictures (`isProgressive`).
     package static func accepts(_ caps: CapsStructure) -> Bool {
         guard caps.name == "video/x-h264", let profile = caps.string("profile"), profiles.contains(profile),
             let format = caps.string("stream-format"), streamFormats.contains(format),
             caps.string("alignment") == "au"
         else { return false }
-        return (caps.string("interlace-mode") ?? "progressive") == "progressive"
+        return isProgressive(
+            interlaceMode: caps.string("interlace-mode"), pictureStructure: caps.string("coded-picture-structure"))
+    }
+
+    /// Whether caps say the pictures are progressive: h264parse 1.22 writes `coded-picture-structure=field` for a
+    /// stream whose pictures may be fields or field pairs (`frame_mbs_only_flag` 0, PAFF or MBAFF) and `frame`
+    /// otherwise; `interlace-mode`, when upstream gives it, must be `progressive`. Either missing says nothing.
+    package static func isProgressive(interlaceMode: String?, pictureStructure: String?) -> Bool {
+        (interlaceMode ?? "progressive") == "progressive" && (pictureStructure ?? "frame") == "frame"
     }
 
     static let sourceCaps = "video/x-raw, format=(string){ I420, GRAY8 }"
@@ -280,6 +290,22 @@ package enum H264DecoderElement {
                 guard let decoder, let codecState else { return 0 }
                 let state = state(of: UnsafeMutableRawPointer(decoder))
                 guard let libav = state.libav else { return 0 }
+                // Interlaced pictures are avdec_h264's (it flags them; here they would pass as progressive frames):
+                // refused, so that caps changing to interlaced mid-stream fail as not-negotiated rather than give
+                // other pictures (ftgst's frame pipelines then decode the source again with avdec_h264).
+                if let structure = firstStructure(codecState.pointee.caps) {
+                    let field = { (name: String) in
+                        gst_structure_get_string(structure, name).map { String(cString: $0) }
+                    }
+                    let (mode, picture) = (field("interlace-mode"), field("coded-picture-structure"))
+                    guard isProgressive(interlaceMode: mode, pictureStructure: picture) else {
+                        postError(
+                            decoder, domain: gst_stream_error_quark(), code: gint(GST_STREAM_ERROR_FORMAT.rawValue),
+                            "interlaced H.264 (interlace-mode \(mode ?? "unset"), coded-picture-structure "
+                                + "\(picture ?? "unset")) is avdec_h264's, not fth264dec's")
+                        return 0
+                    }
+                }
                 if state.context != nil {
                     _ = drainContext(decoder, state)
                     state.closeContext()
@@ -317,10 +343,14 @@ package enum H264DecoderElement {
             }
 
     private static func isByteStream(_ caps: UnsafeMutablePointer<GstCaps>?) -> Bool {
-        guard let caps, gst_caps_get_size(caps) > 0,
-            let format = gst_structure_get_string(gst_caps_get_structure(caps, 0), "stream-format")
+        guard let structure = firstStructure(caps), let format = gst_structure_get_string(structure, "stream-format")
         else { return false }
         return String(cString: format) == "byte-stream"
+    }
+
+    private static func firstStructure(_ caps: UnsafeMutablePointer<GstCaps>?) -> UnsafeMutablePointer<GstStructure>? {
+        guard let caps, gst_caps_get_size(caps) > 0 else { return nil }
+        return gst_caps_get_structure(caps, 0)
     }
 
     /// One access unit: sent to libavcodec with the frame's number as its timestamp (libavcodec hands it back on
@@ -367,27 +397,39 @@ package enum H264DecoderElement {
                     if let lost = gst_video_decoder_get_frame(decoder, gint(number)) {
                         gst_video_decoder_drop_frame(decoder, lost)
                     }
-                    return _gst_video_decoder_error(
-                        decoder, 1, gst_stream_error_quark(), gint(GST_STREAM_ERROR_DECODE.rawValue),
-                        g_strdup("Could not decode H.264 stream"), g_strdup("avcodec_send_packet: \(sent)"),
-                        #fileID, "handle_frame", 0)
+                    return decodeError(decoder, "avcodec_send_packet: \(sent)")
                 }
                 guard flow == GST_FLOW_OK else { return flow }
                 return passOn(decoder, state, libav, context)
             }
 
-    /// Takes every picture libavcodec has ready and passes it on; stops at the first flow that is not OK.
+    /// Takes every picture libavcodec has ready and passes it on; stops at the first flow that is not OK. An error
+    /// libavcodec reports here (with frame threads, a packet's decoding error comes out with a later call) is
+    /// counted against the base class's max-errors like one from `avcodec_send_packet`: past them, it is an error.
     private static func passOn(
         _ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: H264DecoderState, _ libav: Libav,
         _ context: UnsafeMutablePointer<AVCodecContext>
     ) -> GstFlowReturn {
         guard let picture = state.picture else { return GST_FLOW_ERROR }
-        while libav.receiveFrame(context, picture) >= 0 {
+        var received = libav.receiveFrame(context, picture)
+        while received >= 0 {
             let flow = output(decoder, state, picture)
             libav.frameUnref(picture)
             guard flow == GST_FLOW_OK else { return flow }
+            received = libav.receiveFrame(context, picture)
         }
-        return GST_FLOW_OK
+        guard received != ftgst_averror_eagain(), received != ftgst_averror_eof() else { return GST_FLOW_OK }
+        return decodeError(decoder, "avcodec_receive_frame: \(received)")
+    }
+
+    /// A damaged access unit or picture: counted against the base class's max-errors, like avdec_h264's; the flow
+    /// is an error only past them.
+    private static func decodeError(_ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ detail: String)
+        -> GstFlowReturn
+    {
+        _gst_video_decoder_error(
+            decoder, 1, gst_stream_error_quark(), gint(GST_STREAM_ERROR_DECODE.rawValue),
+            g_strdup("Could not decode H.264 stream"), g_strdup(detail), #fileID, "fth264dec", 0)
     }
 
     /// Ends the stream's decoding: libavcodec gives the pictures it still holds (reordering, frame threads), then
@@ -468,6 +510,13 @@ package enum H264DecoderElement {
         _ picture: UnsafeMutablePointer<AVFrame>
     ) -> GstFlowReturn {
         let p = picture.pointee
+        guard p.interlaced_frame == 0 else {
+            // Caps said progressive (set_format refuses others) and the stream's picture is not.
+            postError(
+                decoder, domain: gst_stream_error_quark(), code: gint(GST_STREAM_ERROR_FORMAT.rawValue),
+                "an interlaced H.264 picture in a stream whose caps say progressive")
+            return GST_FLOW_NOT_NEGOTIATED
+        }
         let format: GstVideoFormat
         switch AVPixelFormat(rawValue: p.format) {
         case AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P: format = GST_VIDEO_FORMAT_I420

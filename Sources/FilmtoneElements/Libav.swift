@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 
 /// The libavcodec functions `fth264dec` calls, looked up once with `dlopen`/`dlsym` in the library the CLibav
-/// headers describe (`libavcodec.so.59` on Debian 12; the same one gst-libav uses).
+/// headers describe (`libavcodec.so.59` on Debian 12; the same one gst-libav uses), after checking that it is of
+/// their major version.
 ///
 /// Why not linked: a linked libavcodec is loaded at every start of ftgst and of the plugin, with its ≈ 100 shared
 /// libraries (≈ 14 ms and 8 MiB, measured with a program that only calls `avcodec_find_decoder`), by commands that
@@ -49,10 +50,37 @@ package struct Libav: @unchecked Sendable {
     /// `av_mallocz`: extradata must come from libavutil's allocator (the context frees it).
     let mallocz: Mallocz
 
-    /// The library, opened on first use by whichever thread comes first (Swift's lazy globals are thread-safe);
-    /// the error says what was missing.
-    package static var shared: Result<Libav, LibavLoadError> { loaded }
-    private static let loaded: Result<Libav, LibavLoadError> = load()
+    /// The library `fth264dec` opens: `FTGST_LIBAVCODEC` (a soname or a path: another build of the same major
+    /// version), else the soname of the major version the headers describe.
+    package static var libraryName: String {
+        let named = ProcessInfo.processInfo.environment["FTGST_LIBAVCODEC"] ?? ""
+        return named.isEmpty ? String(cString: ftgst_libavcodec_soname()) : named
+    }
+
+    /// libavutil's soname for the headers' major version (opened beside libavcodec).
+    package static var utilityLibraryName: String { String(cString: ftgst_libavutil_soname()) }
+
+    /// The library (`libraryName`), opened once per name by whichever thread comes first (the others wait for
+    /// it); the error says what was missing or wrong. A failure is what makes ftgst's frame pipelines decode H.264
+    /// with `avdec_h264` instead (`FrameRecipe.autoplugDecision`).
+    package static var shared: Result<Libav, LibavLoadError> { load(libraryName) }
+
+    /// Whether `shared` loaded.
+    package static var isAvailable: Bool {
+        if case .success = shared { return true }
+        return false
+    }
+
+    private static let loaded = Mutex<[String: Result<Libav, LibavLoadError>]>([:])
+
+    private static func load(_ name: String) -> Result<Libav, LibavLoadError> {
+        loaded.withLock { cache in
+            if let known = cache[name] { return known }
+            let result = open(name)
+            cache[name] = result
+            return result
+        }
+    }
 
     package struct LibavLoadError: Error, CustomStringConvertible {
         package let description: String
@@ -67,16 +95,18 @@ package struct Libav: @unchecked Sendable {
                 return !started
             })
         else { return }
-        Thread.detachNewThread { _ = loaded }
+        let name = libraryName
+        Thread.detachNewThread { _ = load(name) }
     }
 
     private static let preloadStarted = Mutex(false)
 
-    private static func load() -> Result<Libav, LibavLoadError> {
+    typealias Version = @convention(c) () -> UInt32
+
+    private static func open(_ codecName: String) -> Result<Libav, LibavLoadError> {
         // RTLD_LOCAL: the symbols stay out of the global namespace (gst-libav, if also loaded, holds its own
         // reference to the same library).
-        let codecName = String(cString: ftgst_libavcodec_soname())
-        let utilName = String(cString: ftgst_libavutil_soname())
+        let utilName = utilityLibraryName
         guard let codec = dlopen(codecName, RTLD_NOW | RTLD_LOCAL) else {
             return .failure(LibavLoadError(description: "cannot open \(codecName): \(dlErrorText())"))
         }
@@ -84,6 +114,19 @@ package struct Libav: @unchecked Sendable {
             return .failure(LibavLoadError(description: "cannot open \(utilName): \(dlErrorText())"))
         }
         let table = SymbolTable()
+        // The structures read here (AVCodecContext, AVFrame, AVPacket) are laid out as the headers' major versions
+        // say: a library of another major (a copied binary, another FFmpeg) is refused before any is touched.
+        let codecVersion: Version? = table.function(codec, "avcodec_version")
+        let utilVersion: Version? = table.function(util, "avutil_version")
+        if let codecVersion, let utilVersion {
+            let (codecMajor, utilMajor) = (codecVersion() >> 16, utilVersion() >> 16)
+            guard codecMajor == ftgst_libavcodec_major(), utilMajor == ftgst_libavutil_major() else {
+                return .failure(
+                    LibavLoadError(
+                        description: "\(codecName) is libavcodec \(codecMajor) with libavutil \(utilMajor); "
+                            + "ftgst was built for \(ftgst_libavcodec_major()) with \(ftgst_libavutil_major())"))
+            }
+        }
         // Every lookup is made before any is checked, so that the error names all that are missing.
         let api = Libav(
             findDecoder: table.function(codec, "avcodec_find_decoder"),
@@ -101,7 +144,7 @@ package struct Libav: @unchecked Sendable {
             frameFree: table.function(util, "av_frame_free"),
             frameUnref: table.function(util, "av_frame_unref"),
             mallocz: table.function(util, "av_mallocz"))
-        guard table.missing.isEmpty, let api else {
+        guard table.missing.isEmpty, let api, codecVersion != nil, utilVersion != nil else {
             return .failure(
                 LibavLoadError(description: "missing in \(codecName): \(table.missing.joined(separator: ", "))"))
         }

@@ -176,6 +176,10 @@ enum ManPage {
             "1 decodes H.264 thumbnails, storyboards and previews with GStreamer's avdec_h264 instead of ftgst's own fth264dec, which loads libavcodec alone (a diagnostic switch)."
         ),
         (
+            "FTGST_LIBAVCODEC",
+            "the libavcodec fth264dec opens (a soname or a path; default the major version ftgst was built for). One that cannot be opened, or of another major version, leaves H.264 to avdec_h264."
+        ),
+        (
             "XDG_CACHE_HOME",
             "the cache root (an absolute path; else $HOME/.cache): ftgst/thumbnails, ftgst/mezzanines, and ftgst/workspace when XDG_RUNTIME_DIR is unset."
         ),

@@ -1,3 +1,4 @@
+import FilmtoneElements
 import FilmtoneTestSupport
 import XCTest
 
@@ -10,7 +11,9 @@ final class PluginTests: XCTestCase {
             ?? TestEnvironment.packageRoot.appendingPathComponent(".build/gst-plugins-debug").path
     }
 
-    private func gst(_ tool: String, _ arguments: [String]) throws -> ProcessResult {
+    private func gst(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) throws
+        -> ProcessResult
+    {
         XCTAssertTrue(
             FileManager.default.fileExists(atPath: pluginDirectory + "/libgstfilmtone.so"),
             "plugin not built: run `make build` (copies it to \(pluginDirectory))")
@@ -21,7 +24,7 @@ final class PluginTests: XCTestCase {
                 // A private registry, so no stale cache from another build is used.
                 "GST_REGISTRY": FileManager.default.temporaryDirectory
                     .appendingPathComponent("ftgst-registry-\(UUID().uuidString).bin").path,
-            ])
+            ].merging(environment) { $1 })
     }
 
     func testInspectDocumentsTheElement() throws {
@@ -278,5 +281,39 @@ final class PluginTests: XCTestCase {
             XCTAssertTrue([0, 1].contains(result.status), "status \(result.status): \(result.stderr)")
             XCTAssertGreaterThan(result.stdout.split(separator: "\n").count, 10, "pictures before and after damage")
         }
+    }
+
+    /// Interlaced H.264 is refused when its caps are set (h264parse says `coded-picture-structure=field`), with an
+    /// error that says why: the template cannot, and avdec_h264 flags such pictures where this element would pass
+    /// them as frames.
+    func testH264DecoderRefusesInterlacedCaps() throws {
+        let result = try gst(
+            "gst-launch-1.0",
+            [
+                "filesrc", "location=\(try TestEnvironment.fixture("matrix-h264-interlaced.mp4"))", "!", "qtdemux",
+                "!", "h264parse", "!", "fth264dec", "!", "fakesink",
+            ])
+        XCTAssertNotEqual(result.status, 0)
+        let output = result.stdout + result.stderr
+        XCTAssertTrue(output.contains("coded-picture-structure field) is avdec_h264's"), output)
+    }
+
+    /// libavcodec is opened when the element starts: one that cannot be opened, or a library that is not
+    /// libavcodec of the major version ftgst was built for, fails the pipeline with the reason; nothing is read
+    /// through a wrong structure layout.
+    func testH264DecoderNamesALibavcodecItCannotUse() throws {
+        let clip = try TestEnvironment.fixture("matrix-h264-bframes.mp4")
+        let launch = [
+            "filesrc", "location=\(clip)", "!", "qtdemux", "!", "h264parse", "!", "fth264dec", "!", "fakesink",
+        ]
+        for (library, reason) in [
+            ("/nonexistent/libavcodec.so.59", "cannot open /nonexistent/libavcodec.so.59"),
+            (Libav.utilityLibraryName, "missing in \(Libav.utilityLibraryName): avcodec_version"),
+        ] {
+            let result = try gst("gst-launch-1.0", launch, environment: ["FTGST_LIBAVCODEC": library])
+            XCTAssertNotEqual(result.status, 0, library)
+            XCTAssertTrue((result.stdout + result.stderr).contains(reason), result.stdout + result.stderr)
+        }
+        XCTAssertEqual(try gst("gst-launch-1.0", ["-q"] + launch).status, 0, "the default library")
     }
 }

@@ -18,7 +18,8 @@ final class FrameMatrixTests: XCTestCase {
         "matrix-h264-bframes.mp4", "matrix-h264-opengop.mkv", "matrix-h264-high10.mp4", "matrix-hevc8.mp4",
         "matrix-hevc10.mov", "matrix-hevc10.mkv", "matrix-vp9.webm", "matrix-av1.mkv", "matrix-mjpeg.avi",
         "matrix-mjpeg.mov", "matrix-prores.mov", "matrix-late.mp4", "matrix-h264.ts", "matrix-mpeg2.ts",
-        "matrix-h264.avi", "matrix-mpeg4.avi", "matrix-frag.mp4", "matrix-frag-ip.mp4",
+        "matrix-h264.avi", "matrix-mpeg4.avi", "matrix-frag.mp4", "matrix-frag-ip.mp4", "matrix-h264-interlaced.mp4",
+        "matrix-h264-to-high10.ts", "matrix-h264-to-interlaced.ts",
     ]
 
     /// (frame, time asked in ms): the first frame (mid-frame), a keyframe (at its start), just after it (mid-frame),

@@ -7,7 +7,7 @@ import XCTest
 final class FrameMatrixCLITests: XCTestCase {
     static let clips = [
         "matrix-hevc10.mov", "matrix-hevc8.mp4", "matrix-h264.avi", "matrix-mpeg4.avi", "matrix-h264.ts",
-        "matrix-av1.mkv", "matrix-mjpeg.mov",
+        "matrix-av1.mkv", "matrix-mjpeg.mov", "matrix-h264-to-high10.ts",
     ]
 
     private func lines(_ result: ProcessResult, _ what: String) throws -> [[String: Any]] {
@@ -61,5 +61,21 @@ final class FrameMatrixCLITests: XCTestCase {
                     FrameBarcode.number(width: 160, height: 120, rgb: rgb), tile * 5, "\(clip) storyboard tile \(tile)")
             }
         }
+    }
+
+    /// fth264dec's ways back through the binary: a libavcodec that cannot be opened (`FTGST_LIBAVCODEC` names one
+    /// that does not exist) leaves every H.264 picture to avdec_h264, exact; and a stream whose caps change to High
+    /// 10 mid-stream is read across the change by `thumb` with several times (above, in the clips).
+    func testLibavcodecThatCannotBeOpenedStillGivesExactFrames() throws {
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        let result = try Run.ftgst(
+            [
+                "thumb", try TestEnvironment.fixture("matrix-h264-bframes.mp4"), "--time-ms", "540,940",
+                "--tolerance-ms",
+                "0", "-o", dir.appendingPathComponent("t%d.png").path,
+            ], environment: ["FTGST_LIBAVCODEC": "/nonexistent/libavcodec.so.59"])
+        XCTAssertEqual(try lines(result, "thumb").map { $0["timeMs"] as? Int }, [520, 920])
+        XCTAssertEqual(try number(dir.appendingPathComponent("t1.png").path), 13)
+        XCTAssertEqual(try number(dir.appendingPathComponent("t2.png").path), 23)
     }
 }

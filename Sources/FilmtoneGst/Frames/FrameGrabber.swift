@@ -47,6 +47,9 @@ struct FrameRequest {
     var allIntra = false
     /// The fitted height is rounded to an even number (`FrameRecipe.outputSize`): storyboard tiles.
     var evenHeight = false
+    /// H.264 that `fth264dec` takes is decoded by it (`FrameRecipe.autoplugDecision`); false: by `avdec_h264`
+    /// (`FTGST_NO_OWN_DECODER=1`, or `OpenedFrameSource` opening the source again after fth264dec failed on it).
+    var ownDecoder = FrameRecipe.ownDecoderEnabled
 }
 
 /// The `ftlut` settings of a preview: LUT file paths (nil: empty slot), intensity, interpolation.
@@ -94,7 +97,7 @@ struct FrameGrabber {
     }
 }
 
-/// `FrameRecipe`'s pipeline opened: built, prerolled on its first frame, its timeline fixed (`open`), then asked
+/// One attempt at `FrameRecipe`'s pipeline opened: built, prerolled on its first frame, its timeline fixed (`open`), then asked
 /// for frames (`frame(at:…)`): the one-shot grab asks once and stops it; the engine keeps it (`KeptPipeline`) and
 /// asks again for each new time, so a new time is a seek or a forward step, never a new pipeline.
 ///
@@ -107,8 +110,9 @@ struct FrameGrabber {
 /// that way hands over to the seek, which answers it exactly as the one-shot grab does (the last frame, or no
 /// frame past the end). Any other time is the one-shot grab's seek plan on the same pipeline.
 ///
-/// Not thread-safe: one caller at a time (the kept pipeline's check-out sees to it).
-final class OpenedFrameSource {
+/// Not thread-safe: one caller at a time (the kept pipeline's check-out sees to it). Used through
+/// `OpenedFrameSource`, which opens another when ftgst's own H.264 decoder cannot take the stream.
+final class FramePipeline {
     /// Where a kept pipeline stands: the frame it last handed out (its real start, stream time), whether it is
     /// PLAYING, a frame it pulled after that one but did not hand out, and whether it reached the end.
     private struct Position {
@@ -177,7 +181,8 @@ final class OpenedFrameSource {
     /// (`FirstSeekHold`) instead of decoding and converting a first frame that would be thrown away.
     init(
         _ request: FrameRequest, watching formats: PictureFormatWatch, deadline: Deadline, keeps: Bool,
-        seekingFirstTo firstTime: (time: ClockTime, tolerance: ClockTime)? = nil, isCancelled: () -> Bool
+        seekingFirstTo firstTime: (time: ClockTime, tolerance: ClockTime)? = nil, inputs: DecoderInputs,
+        isCancelled: () -> Bool
     ) throws {
         self.request = request
         self.keeps = keeps
@@ -188,7 +193,7 @@ final class OpenedFrameSource {
         durationIsReliable = !fragments.hasIndex
         if let demuxer, demuxer.decodedByLibav {
             // Most likely H.264, which fth264dec decodes with libavcodec alone; gst-libav (HEVC) loads when plugged.
-            if FrameRecipe.ownDecoderEnabled {
+            if request.ownDecoder {
                 Libav.preloadInBackground()
             } else {
                 GstRuntime.preloadInBackground(FrameRecipe.libavPlugin)
@@ -210,7 +215,6 @@ final class OpenedFrameSource {
 
         // Attached first, so its probe on the decoder's input sees the pictures the skipper then drops too: one
         // dropped for a stated duration too short is found again (`FrameRecipe.droppedStart`).
-        let inputs = DecoderInputs()
         inputs.attach(to: pipeline)
         self.inputs = inputs
         let skipper = ReferenceSkipper(inputs: keeps ? inputs : nil)
@@ -231,9 +235,10 @@ final class OpenedFrameSource {
             }
         }
 
-        let ownDecoder = FrameRecipe.ownDecoderEnabled
+        let ownDecoder = request.ownDecoder
         try pipeline.element(named: "src").onAutoplugSelect {
-            FrameRecipe.autoplugDecision(factory: $0, ownDecoder: ownDecoder)
+            // libavcodec is opened (or found unopenable) only when H.264 is offered.
+            FrameRecipe.autoplugDecision(factory: $0, ownDecoder: ownDecoder && Libav.isAvailable)
         }
         if let demuxer {
             try pipeline.element(named: "source").setProperty("location", .string(demuxer.path))

@@ -157,10 +157,13 @@ enum FrameRecipe {
     /// it, `fth264dec`, unless `ownDecoder` is false: every other video decoder offered for those caps
     /// (`avdec_h264`, ranked above it) is skipped, so the pictures are libavcodec's on every machine, without
     /// loading gst-libav (docs/PERFORMANCE.md, "fth264dec").
-    static func autoplugDecision(factory: FactoryDescription, ownDecoder: Bool) -> AutoplugDecision {
+    /// `ownDecoder` is asked last, only for such caps: false when the request says so, or libavcodec cannot be
+    /// opened (`Libav.shared`: another major version, a missing library), and every H.264 job then decodes with
+    /// `avdec_h264`.
+    static func autoplugDecision(factory: FactoryDescription, ownDecoder: @autoclosure () -> Bool) -> AutoplugDecision {
         if factory.name == "pngparse" { return .skip }
-        guard ownDecoder, factory.name != H264DecoderElement.factoryName, factory.klass.contains("Decoder/Video"),
-            let caps = factory.caps, H264DecoderElement.accepts(caps)
+        guard factory.name != H264DecoderElement.factoryName, factory.klass.contains("Decoder/Video"),
+            let caps = factory.caps, H264DecoderElement.accepts(caps), ownDecoder()
         else { return .tryElement }
         return .skip
     }

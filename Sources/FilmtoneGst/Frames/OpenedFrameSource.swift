@@ -1,0 +1,117 @@
+import FilmtoneCore
+import FilmtoneElements
+import Foundation
+import GstKit
+
+/// A source opened for frames (`FramePipeline`), with the way back from ftgst's own H.264 decoder: when
+/// `fth264dec` fails on a stream — new caps mid-stream it does not take (High 10, 4:2:2, interlaced after a
+/// progressive start), a picture outside them, more decoding errors than the base class allows — the source is
+/// opened again with `avdec_h264` (`FrameRequest.ownDecoder` false), within the same deadline, and the frame asked
+/// for is answered from there. Callers see one source: the frame `avdec_h264` gives, with its time.
+///
+/// Only failures the own decoder can have caused are retried: an error `fth264dec` posted, or a not-negotiated flow
+/// (the caps it refused) while it was the decoder. Anything else (a time past the end, a damaged container, the
+/// deadline) is the same with either decoder and is thrown as it is. libavcodec that cannot be opened never gets
+/// this far: the pipeline then plugs `avdec_h264` from the start (`FrameRecipe.autoplugDecision`).
+///
+/// Not thread-safe: one caller at a time, as `FramePipeline`.
+final class OpenedFrameSource {
+    private var current: FramePipeline
+    private var inputs: DecoderInputs
+    private let formats: PictureFormatWatch
+    private let keeps: Bool
+    /// Seeks sent by the pipelines given up.
+    private var earlierSeeks = 0
+
+    /// A kept pipeline that cannot seek was asked for a time before the frame it read last.
+    typealias CannotGoBack = FramePipeline.CannotGoBack
+
+    /// Opens `request`'s source (`FramePipeline.init`): once, or twice when `fth264dec` fails on it.
+    init(
+        _ request: FrameRequest, watching formats: PictureFormatWatch, deadline: Deadline, keeps: Bool,
+        seekingFirstTo firstTime: (time: ClockTime, tolerance: ClockTime)? = nil, isCancelled: () -> Bool
+    ) throws {
+        self.formats = formats
+        self.keeps = keeps
+        let inputs = DecoderInputs()
+        do {
+            current = try FramePipeline(
+                request, watching: formats, deadline: deadline, keeps: keeps, seekingFirstTo: firstTime,
+                inputs: inputs, isCancelled: isCancelled)
+            self.inputs = inputs
+        } catch let error where Self.ownDecoderFailed(error, request, inputs) {
+            var plain = request
+            plain.ownDecoder = false
+            let plainInputs = DecoderInputs()
+            current = try FramePipeline(
+                plain, watching: formats, deadline: deadline, keeps: keeps, seekingFirstTo: firstTime,
+                inputs: plainInputs, isCancelled: isCancelled)
+            self.inputs = plainInputs
+        }
+    }
+
+    /// Whether `error` is one `fth264dec` caused, so that `avdec_h264` may answer otherwise.
+    static func ownDecoderFailed(_ error: Error, _ request: FrameRequest, _ inputs: DecoderInputs) -> Bool {
+        guard request.ownDecoder, inputs.decoderName == H264DecoderElement.factoryName,
+            let cause = (error as? FilmtoneError)?.cause
+        else { return false }
+        return cause.factory == H264DecoderElement.factoryName || (cause.debug ?? "").contains("not-negotiated")
+    }
+
+    /// The pipeline's request: `ownDecoder` is false once it fell back.
+    var request: FrameRequest { current.request }
+    var timeline: FrameRecipe.Timeline? { current.timeline }
+    var isStill: Bool { current.isStill }
+    var decodedSize: (width: Int, height: Int) { current.decodedSize }
+    var isUsable: Bool { current.isUsable }
+    var seekCount: Int { earlierSeeks + current.seekCount }
+    var durationMilliseconds: Int64? { current.durationMilliseconds }
+
+    func stop() { current.stop() }
+
+    /// `FramePipeline.frame(at:…)`, answered again from a new pipeline decoding with `avdec_h264` when `fth264dec`
+    /// failed.
+    func frame(
+        at time: ClockTime, tolerance: ClockTime, deadline: Deadline, readingForward: Bool = false,
+        isCancelled: () -> Bool
+    ) throws -> GrabbedFrame {
+        do {
+            return try current.frame(
+                at: time, tolerance: tolerance, deadline: deadline, readingForward: readingForward,
+                isCancelled: isCancelled)
+        } catch let error where Self.ownDecoderFailed(error, current.request, inputs) {
+            try reopenWithoutOwnDecoder(
+                deadline, seekingFirstTo: readingForward ? nil : (time, tolerance), isCancelled: isCancelled)
+            return try current.frame(
+                at: time, tolerance: tolerance, deadline: deadline, readingForward: readingForward,
+                isCancelled: isCancelled)
+        }
+    }
+
+    /// `FramePipeline.keyframe(before:…)`, with the same way back.
+    func keyframe(before time: ClockTime, deadline: Deadline, isCancelled: () -> Bool) throws -> GrabbedFrame {
+        do {
+            return try current.keyframe(before: time, deadline: deadline, isCancelled: isCancelled)
+        } catch let error where Self.ownDecoderFailed(error, current.request, inputs) {
+            try reopenWithoutOwnDecoder(deadline, seekingFirstTo: nil, isCancelled: isCancelled)
+            return try current.keyframe(before: time, deadline: deadline, isCancelled: isCancelled)
+        }
+    }
+
+    /// Stops the failed pipeline and opens the source again with `avdec_h264`. A one-shot source may seek before
+    /// its first preroll, as it did the first time; a kept one prerolls its first frame, as it did.
+    private func reopenWithoutOwnDecoder(
+        _ deadline: Deadline, seekingFirstTo firstTime: (time: ClockTime, tolerance: ClockTime)?,
+        isCancelled: () -> Bool
+    ) throws {
+        var plain = current.request
+        plain.ownDecoder = false
+        earlierSeeks += current.seekCount
+        current.stop()
+        let plainInputs = DecoderInputs()
+        current = try FramePipeline(
+            plain, watching: formats, deadline: deadline, keeps: keeps, seekingFirstTo: keeps ? nil : firstTime,
+            inputs: plainInputs, isCancelled: isCancelled)
+        inputs = plainInputs
+    }
+}

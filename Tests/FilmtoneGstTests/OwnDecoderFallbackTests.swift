@@ -1,0 +1,148 @@
+import FilmtoneElements
+import FilmtoneTestSupport
+import XCTest
+
+@testable import FilmtoneCore
+@testable import FilmtoneGst
+@testable import GstKit
+
+/// `fth264dec`'s ways back to `avdec_h264` (issue 28, item 4), each forced: libavcodec that cannot be opened or is
+/// the wrong library, a stream it does not take at its caps (interlaced; High 10 and 4:4:4 are in
+/// `FrameMatrixTests` and `FrameGrabberTests`), and caps that change mid-stream to what it does not take. The oracle
+/// is the barcode's number and time (`FrameBarcode`), and which decoder gave the frame.
+final class OwnDecoderFallbackTests: XCTestCase {
+    private func request(_ clip: String, ms: Int64) throws -> FrameRequest {
+        FrameRequest(
+            source: .local(path: try TestEnvironment.fixture(clip)), headers: [], time: .milliseconds(ms),
+            tolerance: .zero, maxWidth: 4096, maxHeight: 4096, timeoutMilliseconds: 20_000)
+    }
+
+    private func grab(_ clip: String, frame: Int) throws -> GrabbedFrame {
+        try FrameGrabber(request: try request(clip, ms: milliseconds(frame)), isCancelled: { false }).grab()
+    }
+
+    /// The middle of frame n.
+    private func milliseconds(_ frame: Int) -> Int64 { Int64(frame) * FrameBarcode.frameMilliseconds + 20 }
+
+    /// "n@t": the number the picture shows (? when none) and the time reported.
+    private func reading(_ frame: GrabbedFrame) -> String {
+        let number = FrameBarcode.number(width: frame.image.width, height: frame.image.height, rgb: frame.image.pixels)
+        return "\(number.map(String.init) ?? "?")@\(frame.time.milliseconds)"
+    }
+
+    private func expected(_ frame: Int) -> String { "\(frame)@\(Int64(frame) * FrameBarcode.frameMilliseconds)" }
+
+    /// A libavcodec that cannot be opened (another FFmpeg's major is not installed, a copied binary) or a library
+    /// that is not libavcodec: every H.264 job decodes with avdec_h264, exactly, instead of failing. Back to the
+    /// default library, fth264dec again.
+    func testH264DecodesWithAvdecWhenLibavcodecCannotBeUsed() throws {
+        for library in ["/nonexistent/libavcodec.so.59", Libav.utilityLibraryName] {
+            setenv("FTGST_LIBAVCODEC", library, 1)
+            defer { unsetenv("FTGST_LIBAVCODEC") }
+            guard case .failure(let error) = Libav.shared else {
+                XCTFail("\(library) opened as libavcodec")
+                continue
+            }
+            XCTAssertTrue(error.description.contains(library), error.description)
+            for frame in [13, 18] {
+                let grabbed = try grab("matrix-h264-bframes.mp4", frame: frame)
+                XCTAssertEqual(reading(grabbed), expected(frame), "\(library), frame \(frame)")
+                XCTAssertEqual(grabbed.decoder, "avdec_h264", library)
+            }
+        }
+        XCTAssertEqual(try grab("matrix-h264-bframes.mp4", frame: 18).decoder, "fth264dec")
+    }
+
+    /// Interlaced H.264 is refused at its caps (`coded-picture-structure=field`): avdec_h264 is plugged from the
+    /// start, no attempt with fth264dec is made (the request still allows it), and the frames are exact.
+    func testInterlacedH264IsLeftToAvdecAtItsCaps() throws {
+        let caps = "video/x-h264, stream-format=avc, alignment=au, profile=high, coded-picture-structure="
+        let interlaced = try Caps(parsing: caps + "field").firstStructure
+        let progressive = try Caps(parsing: caps + "frame").firstStructure
+        XCTAssertEqual(interlaced.map(H264DecoderElement.accepts), false)
+        XCTAssertEqual(progressive.map(H264DecoderElement.accepts), true)
+        XCTAssertFalse(H264DecoderElement.isProgressive(interlaceMode: "mixed", pictureStructure: nil))
+
+        let source = try OpenedFrameSource(
+            try request("matrix-h264-interlaced.mp4", ms: 0), watching: PictureFormatWatch(),
+            deadline: Deadline(after: 20_000), keeps: true, isCancelled: { false })
+        defer { source.stop() }
+        for frame in [13, 18, 39, 5] {
+            let grabbed = try source.frame(
+                at: .milliseconds(milliseconds(frame)), tolerance: .zero, deadline: Deadline(after: 20_000),
+                isCancelled: { false })
+            XCTAssertEqual(reading(grabbed), expected(frame), "frame \(frame)")
+            XCTAssertEqual(grabbed.decoder, "avdec_h264")
+        }
+        XCTAssertTrue(source.request.ownDecoder, "decided at the caps: no second attempt")
+    }
+
+    /// Caps that change mid-stream (frames 20–39 High 10, or interlaced, after 8-bit progressive 0–19): fth264dec
+    /// decodes the first part; a frame of the second is answered by the source opened again with avdec_h264 —
+    /// one-shot, and on a kept pipeline crossing the change forward, then going back.
+    func testCapsChangingMidStreamFallBackToAvdec() throws {
+        for clip in ["matrix-h264-to-high10.ts", "matrix-h264-to-interlaced.ts"] {
+            let before = try grab(clip, frame: 13)
+            XCTAssertEqual(reading(before), expected(13), clip)
+            XCTAssertEqual(before.decoder, "fth264dec", clip)
+            for frame in [20, 26, 39] {
+                let after = try grab(clip, frame: frame)
+                XCTAssertEqual(reading(after), expected(frame), "\(clip), frame \(frame)")
+                XCTAssertEqual(after.decoder, "avdec_h264", "\(clip), frame \(frame)")
+            }
+
+            var source = try OpenedFrameSource(
+                try request(clip, ms: 0), watching: PictureFormatWatch(), deadline: Deadline(after: 20_000),
+                keeps: true, isCancelled: { false })
+            defer { source.stop() }
+            for frame in [5, 18, 23, 33, 12] {
+                let what = "\(clip), kept, frame \(frame)"
+                func ask() throws -> GrabbedFrame {
+                    try source.frame(
+                        at: .milliseconds(milliseconds(frame)), tolerance: .zero, deadline: Deadline(after: 20_000),
+                        isCancelled: { false })
+                }
+                let grabbed: GrabbedFrame
+                do {
+                    grabbed = try ask()
+                } catch is OpenedFrameSource.CannotGoBack {
+                    // A short TS is read forward: going back takes a new pipeline, as the engine opens one.
+                    source.stop()
+                    source = try OpenedFrameSource(
+                        try request(clip, ms: 0), watching: PictureFormatWatch(), deadline: Deadline(after: 20_000),
+                        keeps: true, isCancelled: { false })
+                    grabbed = try ask()
+                }
+                XCTAssertEqual(reading(grabbed), expected(frame), what)
+                if frame >= 20 {
+                    XCTAssertEqual(grabbed.decoder, "avdec_h264", what)
+                    XCTAssertFalse(source.request.ownDecoder, "\(what): fell back")
+                }
+            }
+        }
+    }
+
+    /// Only failures fth264dec can have caused are tried again: a time past the end fails once, as it is.
+    func testOtherFailuresAreNotTriedAgain() throws {
+        let source = try OpenedFrameSource(
+            try request("matrix-h264-bframes.mp4", ms: 0), watching: PictureFormatWatch(),
+            deadline: Deadline(after: 20_000), keeps: true, isCancelled: { false })
+        defer { source.stop() }
+        XCTAssertThrowsError(
+            try source.frame(
+                at: .milliseconds(60_000), tolerance: .zero, deadline: Deadline(after: 20_000), isCancelled: { false })
+        ) { error in
+            XCTAssertEqual((error as? FilmtoneError)?.code, .decodeFailed)
+        }
+        XCTAssertTrue(source.request.ownDecoder)
+        let notNegotiated = FilmtoneError(
+            .decodeFailed, "Internal data stream error.",
+            cause: .init(
+                domain: "stream", code: 1, message: "Internal data stream error.",
+                debug: "streaming stopped, reason not-negotiated (-4)", element: "tsdemux0", factory: "tsdemux"))
+        let inputs = DecoderInputs()
+        XCTAssertFalse(
+            OpenedFrameSource.ownDecoderFailed(notNegotiated, try request("matrix-h264.ts", ms: 0), inputs),
+            "no decoder plugged: not fth264dec's failure")
+    }
+}
