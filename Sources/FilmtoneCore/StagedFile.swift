@@ -1,3 +1,4 @@
+internal import CLinux
 import Foundation
 import Glibc
 import Synchronization
@@ -30,6 +31,9 @@ package final class StagedFile {
     private var pin: POSIXFile?
     /// Where `commit` placed the file.
     private var placed: URL?
+    /// `commit(…, keepingPrevious: true)` exchanged the names: the temporary name now holds the file that was at
+    /// the target, until `withdraw()` puts it back or this object goes (then it is removed).
+    private var holdsPrevious = false
 
     /// Creates the temporary file beside `target`. `WRITE_FAILED` if the folder does not exist or cannot be
     /// written.
@@ -65,7 +69,10 @@ package final class StagedFile {
         identity = pin == nil ? nil : StagedFile.identity(of: url.path)
     }
 
-    deinit { discard() }
+    deinit {
+        discard()
+        releasePrevious()
+    }
 
     /// Whether `name` is a temporary file of this type (in flight, or left by a process that was killed): never a
     /// finished file, so caches skip it.
@@ -120,10 +127,25 @@ package final class StagedFile {
     ///   exFAT, some FUSE mounts) it falls back to check-then-rename.
     ///
     /// Other failures are `WRITE_FAILED`; on any failure the temporary file is still in flight.
-    package func commit(as name: String? = nil, replacing: Bool) throws {
+    ///
+    /// `keepingPrevious` (with `replacing`), for a set of files placed all or nothing: a regular file at the target
+    /// is not unlinked but exchanged with this one (`renameat2` `RENAME_EXCHANGE`, atomic), so that `withdraw()`
+    /// can put it back; it is removed when this object goes. Where the file system cannot exchange, a plain rename.
+    package func commit(as name: String? = nil, replacing: Bool, keepingPrevious: Bool = false) throws {
         let destination = name.map { target.deletingLastPathComponent().appendingPathComponent($0) } ?? target
         guard inFlight else { throw FilmtoneError(.internalError, "staged file already placed or removed: \(path)") }
         try sync()
+        var existing = stat()
+        if replacing, keepingPrevious, lstat(destination.path, &existing) == 0,
+            (existing.st_mode & S_IFMT) == S_IFREG, ftgst_rename_exchange(path, destination.path) == 0
+        {
+            // The previous file now has the temporary name, still registered: a signal's sweep removes it too.
+            inFlight = false
+            holdsPrevious = true
+            placed = destination
+            StagedFile.syncFolder(destination.deletingLastPathComponent())
+            return
+        }
         if replacing {
             guard rename(path, destination.path) == 0 else { throw writeFailed(destination, errno) }
         } else if link(path, destination.path) == 0 {
@@ -155,15 +177,32 @@ package final class StagedFile {
     /// gave it only while that name is still this file (the same device and inode), so a file someone put there
     /// since is left alone. True when it removed the name; false when nothing was placed or the name is no longer
     /// ours.
+    /// A file `commit` exchanged with the one it replaced gets that one back under its name (exchanged again),
+    /// then the temporary name, ours again, is removed.
     @discardableResult
     package func withdraw() -> Bool {
         guard let placed, let identity, let current = StagedFile.identity(of: placed.path),
             current == identity
         else { return false }
-        guard unlink(placed.path) == 0 else { return false }
+        if holdsPrevious {
+            guard ftgst_rename_exchange(path, placed.path) == 0 else { return false }
+            holdsPrevious = false
+            unlink(path)
+            settle()
+        } else {
+            guard unlink(placed.path) == 0 else { return false }
+        }
         self.placed = nil
         StagedFile.syncFolder(placed.deletingLastPathComponent())
         return true
+    }
+
+    /// Removes the file a committed exchange replaced (the set it belongs to is placed for good).
+    private func releasePrevious() {
+        guard holdsPrevious else { return }
+        holdsPrevious = false
+        unlink(path)
+        settle()
     }
 
     /// The device and inode of the file at `path` (not following a symlink), nil when there is none.
@@ -209,7 +248,7 @@ package final class StagedFile {
     }
 
     /// The process that created a temporary file of this type, from its name (`.NAME.ftgst-PID-RANDOM.part`).
-    package static func creator(ofStaging name: String) -> pid_t? {
+    package static func creator(ofStaging name: String) -> Glibc.pid_t? {
         guard isStaging(name), let marker = name.range(of: ".ftgst-", options: .backwards) else { return nil }
         let fields = name[marker.upperBound...].dropLast(".part".count).split(separator: "-")
         guard fields.count == 2, let pid = Int32(fields[0]), pid > 0, UInt32(fields[1]) != nil else { return nil }

@@ -100,4 +100,38 @@ final class StagedFileTests: XCTestCase {
         XCTAssertFalse(second.withdraw())
         XCTAssertEqual(FileManager.default.contents(atPath: target.path), Data([9]))
     }
+
+    /// A set placed all or nothing keeps what it replaced: withdrawn, the previous file is back under its name
+    /// (the same bytes, the same inode); kept, the previous file is gone once the staged file goes, and no
+    /// temporary name is left either way. A new name (nothing replaced) is withdrawn as before.
+    func testKeepingPreviousPutsTheReplacedFileBack() throws {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let target = folder.appendingPathComponent("sheet-001.jpg")
+        try Data([1, 1]).write(to: target)
+        let before = StagedFile.identity(of: target.path)
+
+        var file: StagedFile? = try StagedFile(beside: target)
+        try file!.write([2])
+        try file!.commit(replacing: true, keepingPrevious: true)
+        XCTAssertEqual(FileManager.default.contents(atPath: target.path), Data([2]), "the new file is in place")
+        XCTAssertTrue(file!.withdraw())
+        XCTAssertEqual(FileManager.default.contents(atPath: target.path), Data([1, 1]), "the previous file is back")
+        XCTAssertTrue(StagedFile.identity(of: target.path)! == before!, "the very file, not a copy")
+        file = nil
+        XCTAssertEqual(try contents(folder), ["sheet-001.jpg"])
+
+        file = try StagedFile(beside: target)
+        try file!.write([3])
+        try file!.commit(replacing: true, keepingPrevious: true)
+        file = nil
+        XCTAssertEqual(FileManager.default.contents(atPath: target.path), Data([3]))
+        XCTAssertEqual(try contents(folder), ["sheet-001.jpg"], "the previous file went with the staged file")
+
+        let fresh = folder.appendingPathComponent("sheet-002.jpg")
+        let new = try StagedFile(beside: fresh)
+        try new.write([4])
+        try new.commit(replacing: true, keepingPrevious: true)
+        XCTAssertTrue(new.withdraw())
+        XCTAssertEqual(try contents(folder), ["sheet-001.jpg"])
+    }
 }

@@ -82,10 +82,15 @@ final class StoryboardLayoutTests: XCTestCase {
         XCTAssertEqual(StoryboardLayout.sheetName(999), "sheet-1000.jpg")
     }
 
+    /// The limits are the real sheets': a grid the tiles never fill is no error (1000×1000 tiles of a 4-s clip make
+    /// one 320×180 sheet), a sheet the tiles do fill past JPEG's side or 100 megapixels is.
     func testLimits() {
         XCTAssertNoThrow(try layout(duration: 7_200_000).checkLimits())
-        XCTAssertThrowsError(try layout(duration: 10_000, columns: 300, rows: 1).checkLimits())
-        XCTAssertThrowsError(try layout(duration: 10_000, columns: 100, rows: 100).checkLimits())
+        XCTAssertNoThrow(try layout(duration: 4_000, columns: 1000, rows: 1000).checkLimits())
+        XCTAssertNoThrow(try layout(duration: 10_000, columns: 300, rows: 1).checkLimits())
+        XCTAssertNoThrow(try layout(duration: 2_000_000, columns: 200, rows: 1).checkLimits(), "64000 px wide")
+        XCTAssertThrowsError(try layout(duration: 3_000_000, columns: 300, rows: 1).checkLimits(), "96000 px wide")
+        XCTAssertThrowsError(try layout(duration: 100_000_000, columns: 100, rows: 100).checkLimits(), "576 MP")
         XCTAssertThrowsError(try layout(duration: 1_000_001, every: 10).checkLimits())
     }
 

@@ -176,6 +176,21 @@ final class StoryboardCLITests: XCTestCase {
         XCTAssertTrue((image.width, image.height) == (640, 120))
     }
 
+    /// The sheet limits are the real sheets': a grid far larger than the tiles fill, or a width the source never
+    /// reaches (tiles are never upscaled), makes the small sheet there is; only sheets really over JPEG's side are
+    /// refused (above, 600 tiles 160 px wide in one row of 1000).
+    func testLimitsAreTheRealSheets() throws {
+        let clip = try TestEnvironment.fixture("numbered.mp4")  // 160×120, 3 s: one tile at the default 10 s
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        for (name, options) in [("grid", ["--columns", "1000", "--rows", "1000"]), ("wide", ["--width", "16384"])] {
+            let board = try result(
+                try Run.ftgst(["storyboard", clip, "-o", dir.appendingPathComponent(name).path] + options))
+            XCTAssertEqual(board["tileWidth"] as? Int, 160, name)
+            let sheet = try DecodedImage.read(dir.appendingPathComponent(name + "/sheet-001.jpg").path)
+            XCTAssertTrue((sheet.width, sheet.height) == (160, 120), "\(name): \(sheet.width)×\(sheet.height)")
+        }
+    }
+
     /// Bad options and sources: the `[CODE]` line and status, and no folder or file left behind.
     func testErrorsLeaveNothing() throws {
         let clip = try TestEnvironment.fixture("numbered.mp4")
@@ -183,7 +198,7 @@ final class StoryboardCLITests: XCTestCase {
         let dir = root.appendingPathComponent("out").path
         for options in [
             ["--every", "0"], ["--every", "10%"], ["--every", "ten"], ["--tolerance", "-1"], ["--columns", "0"],
-            ["--rows", "1001"], ["--width", "0"], ["--quality", "2"], ["--columns", "300", "--width", "320"],
+            ["--rows", "1001"], ["--width", "0"], ["--quality", "2"], ["--columns", "1000", "--every", "0.005"],
         ] {
             assertFailure(
                 try Run.ftgst(["storyboard", clip, "-o", dir] + options), code: "INVALID_ARGUMENT", status: 64)
@@ -212,6 +227,31 @@ final class StoryboardCLITests: XCTestCase {
             assertFailure(try Run.ftgst(["storyboard", clip, "-o", folder]), code: "WRITE_FAILED", status: 73)
         }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root.path), ["plain"])
+    }
+
+    /// A rerun into the folder of a good storyboard that fails when its files are placed (a folder where its third
+    /// sheet goes) replaces nothing: the previous sheets and VTT are as they were, byte for byte, and no temporary
+    /// file is left. (Before, the first two new sheets replaced the old ones and were then taken back: the old VTT
+    /// named sheets that no longer existed.)
+    func testAFailedRerunLeavesThePreviousStoryboardWhole() throws {
+        let clip = try TestEnvironment.fixture("numbered.mp4")
+        let dir = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("board")
+        let first = try result(
+            try Run.ftgst(["storyboard", clip, "-o", dir.path, "--every", "0.25", "--columns", "2", "--rows", "2"]))
+        XCTAssertEqual((first["sheets"] as? [Any])?.count, 3)
+        let sheet3 = dir.appendingPathComponent("sheet-003.jpg")
+        try FileManager.default.removeItem(at: sheet3)
+        try FileManager.default.createDirectory(at: sheet3, withIntermediateDirectories: false)
+        let kept = ["sheet-001.jpg", "sheet-002.jpg", "storyboard.vtt"]
+        let before = kept.map { FileManager.default.contents(atPath: dir.appendingPathComponent($0).path) }
+        assertFailure(
+            try Run.ftgst([
+                "storyboard", clip, "-o", dir.path, "--every", "0.25", "--columns", "2", "--rows", "2", "--width", "64",
+            ]), code: "WRITE_FAILED", status: 73)
+        XCTAssertEqual(kept.map { FileManager.default.contents(atPath: dir.appendingPathComponent($0).path) }, before)
+        XCTAssertEqual(
+            Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)), Set(kept + ["sheet-003.jpg"]),
+            "no temporary file left")
     }
 
     /// A write that fails after sheets were made (a file-size limit that the small sheets pass and the long VTT

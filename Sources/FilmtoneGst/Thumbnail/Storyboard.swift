@@ -98,7 +98,8 @@ public struct StoryboardResult: Sendable {
 /// (`OpenedFrameSource`, kept, so tiles close together are forward steps rather than seeks), the times visited in
 /// order, one sheet composed at a time in memory. All or nothing: every sheet is staged (`StagedFile`) as it is
 /// finished and the set placed only once all are made, the VTT last; a failure placing one takes back those
-/// already placed, and a folder this run created is removed again.
+/// already placed and puts back the files they replaced (a rerun's failure leaves the previous storyboard whole),
+/// and a folder this run created is removed again.
 public enum Storyboards {
     /// Makes the storyboard. Throws `FilmtoneError`: `INVALID_ARGUMENT` for an option or a still picture,
     /// `FILE_NOT_FOUND`, `WRITE_FAILED` for the folder (checked before decoding) or a file, `DECODE_FAILED`…
@@ -184,11 +185,15 @@ public enum Storyboards {
         try vtt.write(Array(layout.vtt.utf8))
         try vtt.sync()
 
-        // All made: placed together, the VTT last (a player that finds it finds every sheet it names).
+        // All made: placed together, the VTT last (a player that finds it finds every sheet it names). Every target
+        // is checked first (a folder in the way fails before any file is replaced), and each replaced file is kept
+        // until the set is placed: a failure part way puts the previous sheets back, so the previous VTT still
+        // finds what it names.
+        for file in sheets + [vtt] { try file.checkCommittable() }
         var placed: [StagedFile] = []
         do {
             for file in sheets + [vtt] {
-                try file.commit(replacing: true)
+                try file.commit(replacing: true, keepingPrevious: true)
                 placed.append(file)
             }
         } catch {
@@ -244,11 +249,6 @@ struct StoryboardRequest {
         guard (1...16384).contains(options.tileWidth) else { throw invalid("--width must be 1…16384") }
         guard (1...1000).contains(options.columns) else { throw invalid("--columns must be 1…1000") }
         guard (1...1000).contains(options.rows) else { throw invalid("--rows must be 1…1000") }
-        guard options.columns * options.tileWidth <= StoryboardLayout.maxSheetSide else {
-            throw invalid(
-                "--columns × --width is \(options.columns * options.tileWidth) px, over JPEG's "
-                    + "\(StoryboardLayout.maxSheetSide)")
-        }
         guard (1...limit).contains(options.intervalMilliseconds) else {
             throw invalid("--every must be 0.001 s or more")
         }

@@ -88,23 +88,25 @@ struct StoryboardLayout: Equatable {
     /// The most tiles one storyboard makes (each one a seek or a decode).
     static let maxTiles = 100_000
 
-    /// Checks the grid against the limits once the tile size is known; `INVALID_ARGUMENT` naming the option to
-    /// change.
+    /// Checks the tile count and the sheets as they will be (not the grid asked for: 1000×1000 tiles of a 4-s clip
+    /// is one small sheet) once the tile size is known; `INVALID_ARGUMENT` naming the option to change.
     func checkLimits() throws {
-        let width = columns * tileWidth
-        let height = rows * tileHeight
-        guard width <= Self.maxSheetSide, height <= Self.maxSheetSide, width * height <= Self.maxSheetPixels else {
-            throw FilmtoneError(
-                .invalidArgument,
-                "sheets of \(columns)×\(rows) tiles of \(tileWidth)×\(tileHeight) would be \(width)×\(height) px "
-                    + "(at most \(Self.maxSheetSide) a side and \(Self.maxSheetPixels / 1_000_000) megapixels): "
-                    + "fewer --columns or --rows, or a smaller --width")
-        }
         guard tileCount <= Self.maxTiles else {
             throw FilmtoneError(
                 .invalidArgument,
                 "\(tileCount) tiles (a \(durationMilliseconds) ms source, one every \(intervalMilliseconds) ms) "
                     + "is over \(Self.maxTiles): a larger --every")
+        }
+        // The sheets as they will be: the first is the largest (a full grid, or all the tiles there are), so a
+        // grid far larger than the tiles fill is no error.
+        let (width, height) = size(ofSheet: 0)
+        guard width <= Self.maxSheetSide, height <= Self.maxSheetSide, width * height <= Self.maxSheetPixels else {
+            throw FilmtoneError(
+                .invalidArgument,
+                "sheets of \(min(tileCount, columns))×\((min(tileCount, tilesPerSheet) + columns - 1) / columns) "
+                    + "tiles of \(tileWidth)×\(tileHeight) would be \(width)×\(height) px (at most "
+                    + "\(Self.maxSheetSide) a side and \(Self.maxSheetPixels / 1_000_000) megapixels): fewer --columns "
+                    + "or --rows, or a smaller --width")
         }
     }
 }
