@@ -1,3 +1,4 @@
+import FilmtoneTestSupport
 import XCTest
 
 @testable import FilmtoneCore
@@ -112,6 +113,33 @@ final class BatchJobTests: XCTestCase {
             job(#"{"kind":"preview","source":"b","output":"/o/y.png"}"#, line: 3),
         ])
         XCTAssertEqual(jobs.map(code), [nil, .invalidArgument, nil])
+    }
+
+    /// Claims compare resolved paths: a folder link is followed, a file's own link is not (a file is placed by
+    /// `rename`, which replaces the link); a storyboard owns only its own names in its folder; a file owns what
+    /// would lie inside it, whichever line comes first.
+    func testOutputClaimsMeetAsFilesNotSpellings() throws {
+        let root = try TestEnvironment.temporaryDirectory(self).resolvingSymlinksInPath().path
+        try FileManager.default.createDirectory(atPath: root + "/real", withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: root + "/link", withDestinationPath: root + "/real")
+        try Data([1]).write(to: URL(fileURLWithPath: root + "/real/target.png"))
+        try FileManager.default.createSymbolicLink(
+            atPath: root + "/real/alias.png", withDestinationPath: root + "/real/target.png")
+        var claims = OutputClaims()
+        XCTAssertNil(claims.claim(root + "/real/a.png", isFolder: false, line: 1))
+        XCTAssertEqual(claims.claim(root + "/link/a.png", isFolder: false, line: 2), 1)
+        XCTAssertNil(claims.claim(root + "/real/target.png", isFolder: false, line: 3))
+        XCTAssertNil(claims.claim(root + "/real/alias.png", isFolder: false, line: 4), "the link itself is replaced")
+        XCTAssertNil(claims.claim(root + "/new/deeper/x.png", isFolder: false, line: 5))
+        XCTAssertEqual(claims.claim(root + "/new/deeper", isFolder: false, line: 6), 5, "a file holding a claim")
+        XCTAssertEqual(claims.claim(root + "/real/a.png/b.png", isFolder: false, line: 7), 1, "inside a file")
+        XCTAssertNil(claims.claim(root + "/sb/storyboard.vtt", isFolder: false, line: 8))
+        XCTAssertEqual(claims.claim(root + "/sb", isFolder: true, line: 9), 8, "its own VTT is another line's")
+        XCTAssertNil(claims.claim(root + "/sb2", isFolder: true, line: 10))
+        XCTAssertEqual(claims.claim(root + "/sb2/sheet-0012.jpg", isFolder: false, line: 11), 10)
+        XCTAssertNil(claims.claim(root + "/sb2/sheet-1.jpg", isFolder: false, line: 12), "not a name it writes")
+        XCTAssertTrue(OutputClaims.isStoryboardName("storyboard.ftgst.json"))
+        XCTAssertFalse(OutputClaims.isStoryboardName("sheet-abc.jpg"))
     }
 
     func testExitStatusTellsPermanentFromTransient() {

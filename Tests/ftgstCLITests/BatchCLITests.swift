@@ -388,6 +388,41 @@ final class BatchCLITests: XCTestCase {
         XCTAssertEqual(try results(retry)[4]["skipped"] as? Bool, true, "the job already done is skipped")
     }
 
+    /// Outputs are compared as the files they are: the same file through a folder link, or spelled with `..`, is
+    /// one output; a file inside another job's file, or under a storyboard's own names in its folder, meets it.
+    /// Each later line is refused with the earlier line's number, and nothing of it is written; a file beside a
+    /// storyboard's own files is another job's.
+    func testOutputsThatMeetAreRefusedHoweverSpelled() throws {
+        try FileManager.default.createDirectory(atPath: path("real"), withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: path("link"), withDestinationPath: path("real"))
+        let jobs = [
+            try thumbnail("real", ms: 0, "real/l.png"),
+            try thumbnail("through-link", ms: 100, "link/l.png"),
+            try thumbnail("dotdot", ms: 200, "real/../real/l.png"),
+            try line(["id": "board", "kind": "storyboard", "source": numbered.path, "output": path("sb")]),
+            try thumbnail("sheet", ms: 300, "sb/sheet-001.jpg"),
+            try thumbnail("vtt-beside", ms: 300, "sb/notes.png"),
+            try thumbnail("file", ms: 400, "f.png"),
+            try thumbnail("inside-file", ms: 500, "f.png/x.png"),
+        ]
+        let run = try batch([try jobsFile(jobs)])
+        XCTAssertEqual(run.status, 65, run.stderr)
+        let out = try results(run)
+        XCTAssertEqual(
+            out.map(errorCode),
+            [nil, "INVALID_ARGUMENT", "INVALID_ARGUMENT", nil, "INVALID_ARGUMENT", nil, nil, "INVALID_ARGUMENT"])
+        for (index, first) in [(1, 1), (2, 1), (4, 4), (7, 7)] {
+            let message = (out[index]["error"] as? [String: Any])?["message"] as? String ?? ""
+            XCTAssertTrue(message.contains("meets line \(first)'s output"), message)
+        }
+        XCTAssertEqual(
+            Set(try FileManager.default.contentsOfDirectory(atPath: path("real"))), ["l.png"], "one file, the first's")
+        XCTAssertEqual(
+            Set(try FileManager.default.contentsOfDirectory(atPath: path("sb"))),
+            ["sheet-001.jpg", "storyboard.vtt", "storyboard.ftgst.json", "notes.png"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("f.png/x.png")))
+    }
+
     /// A thumbnail or preview whose output is its own source is refused: the photo is left as it was.
     func testAnOutputThatIsTheSourceIsRefusedAndTheSourceKept() throws {
         let photo = path("photo.png")

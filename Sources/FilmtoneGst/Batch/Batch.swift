@@ -161,28 +161,40 @@ public enum Batch {
         return out
     }
 
-    /// Two jobs naming one output would overwrite each other: the later line is refused (`INVALID_ARGUMENT`).
-    /// Checked over every line, before sharding, so each shard process refuses the same lines.
+    /// Two jobs whose outputs meet would overwrite each other: the later line is refused (`INVALID_ARGUMENT`).
+    /// Checked over every line, before sharding, so each shard process refuses the same lines. Outputs are compared
+    /// as the files they are, not as spelled (`OutputClaims`: symbolic links and `..` resolved, a thumbnail's
+    /// extension added as it will be), and they meet when they are the same path, when one lies inside another
+    /// job's file, or when a file bears a storyboard's own name (`sheet-NNN.jpg`, `storyboard.vtt`, its record) in
+    /// that storyboard's folder.
     static func refuseSharedOutputs(_ jobs: [BatchJob]) -> [BatchJob] {
-        var owners: [String: Int] = [:]
+        var claims = OutputClaims()
         return jobs.map { job in
             guard case .success(let work) = job.work else { return job }
             let output: String?
+            var isFolder = false
             switch work {
             case .thumbnail(let options, _):
-                output = options.cacheDirectory.map { $0 + "/" + (options.cacheName ?? "") }
-            case .storyboard(let options): output = options.outputDirectory
+                output = options.cacheDirectory.map { folder in
+                    let name = options.cacheName ?? ""
+                    guard ThumbnailRequest.format(ofFileNamed: name) == nil,
+                        let format = try? ImageFormat.parse(options.format)
+                    else { return folder + "/" + name }
+                    return folder + "/" + name + "." + format.fileExtension
+                }
+            case .storyboard(let options):
+                output = options.outputDirectory
+                isFolder = true
             case .preview(let options): output = options.output
             }
             guard let output else { return job }
-            let key = URL(fileURLWithPath: output).standardizedFileURL.path
-            if let first = owners[key] {
+            if let first = claims.claim(output, isFolder: isFolder, line: job.line) {
                 var refused = job
                 refused.work = .failure(
-                    FilmtoneError(.invalidArgument, "line \(job.line): output \(output) is already line \(first)'s"))
+                    FilmtoneError(
+                        .invalidArgument, "line \(job.line): output \(output) meets line \(first)'s output"))
                 return refused
             }
-            owners[key] = job.line
             return job
         }
     }
