@@ -279,7 +279,8 @@ package enum TrimElement {
             return 1
         }
 
-    /// SEGMENT: narrowed to the range. EOS after this element ended the stream: not sent twice.
+    /// SEGMENT: narrowed to the range. After this element ended the stream, every event but a flush is taken and
+    /// dropped (EOS is not sent twice).
     private static let sinkEvent:
         @convention(c) (
             UnsafeMutablePointer<GstBaseTransform>?, UnsafeMutablePointer<GstEvent>?
@@ -287,6 +288,17 @@ package enum TrimElement {
             guard let transform, let event else { return 0 }
             let state = state(of: UnsafeMutableRawPointer(transform))
             switch event.pointee.type {
+            case GST_EVENT_FLUSH_STOP:
+                state.reset()
+            case GST_EVENT_FLUSH_START:
+                break
+            case _ where state.endedStream:
+                // This element ended the stream (EOS sent downstream): what upstream still sends before its own
+                // EOS — a TAG from the decoder, a new SEGMENT — has nowhere to go. Refused, it failed the push that
+                // carried it, and the whole pipeline with "Internal data stream error" (an export cut of HEVC,
+                // VP9 or a TS whose decoder sent its tags after the range's end).
+                gst_event_unref(event)
+                return 1
             case GST_EVENT_SEGMENT:
                 var segment: UnsafePointer<GstSegment>? = nil
                 gst_event_parse_segment(event, &segment)  // borrowed from the event
@@ -296,14 +308,9 @@ package enum TrimElement {
                 gst_event_set_seqnum(replacement, gst_event_get_seqnum(event))
                 gst_event_unref(event)  // the vfunc owns the event it was given
                 return parentTransformClass.pointee.sink_event(transform, replacement)
-            case GST_EVENT_EOS where state.endedStream:
-                gst_event_unref(event)
-                return 1
             case GST_EVENT_EOS:
                 // The cut lies in the last frame: it is on screen there.
                 putHeld(transform, state, next: nil)
-            case GST_EVENT_FLUSH_STOP:
-                state.reset()
             default:
                 break
             }

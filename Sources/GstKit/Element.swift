@@ -162,6 +162,32 @@ package final class Element: @unchecked Sendable {
         return gst_bin_get_by_name(GLib.cast(pointer, to: GstBin.self), name).map { Element(takingFull: $0) }
     }
 
+    /// The elements directly in this bin (not inside its child bins) made by the factory `factory`; empty when this
+    /// element is not a bin. `gst_bin_iterate_elements`, started again if the bin changed while it was read.
+    package func children(madeBy factory: String) -> [Element] {
+        guard ftgst_is_bin(pointer) != 0, let iterator = gst_bin_iterate_elements(GLib.cast(pointer, to: GstBin.self))
+        else { return [] }
+        defer { gst_iterator_free(iterator) }
+        var found: [Element] = []
+        var item = GValue()
+        while true {
+            switch gst_iterator_next(iterator, &item) {
+            case GST_ITERATOR_OK:
+                if let object = g_value_get_object(&item) {
+                    let element = Element(borrowing: object.assumingMemoryBound(to: GstElement.self))
+                    if element.factoryName == factory { found.append(element) }
+                }
+                g_value_reset(&item)
+            case GST_ITERATOR_RESYNC:
+                found.removeAll()
+                gst_iterator_resync(iterator)
+            default:
+                g_value_unset(&item)
+                return found
+            }
+        }
+    }
+
     // MARK: - Signals
 
     /// Connects to a bin's `deep-element-added`: `body` sees every element added anywhere inside it (e.g. what

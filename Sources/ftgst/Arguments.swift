@@ -141,6 +141,19 @@ struct Arguments {
     }
 }
 
+extension Arguments {
+    /// `--tolerance-ms N` or `--tolerance SECONDS` (not both), in ms; nil when neither is given.
+    func toleranceMilliseconds() throws -> Int64? {
+        if string("tolerance-ms") != nil, string("tolerance") != nil {
+            throw usage("give one of --tolerance-ms and --tolerance, not both")
+        }
+        if let value = string("tolerance") {
+            return try StoryboardOptions.milliseconds(seconds: value, option: "--tolerance")
+        }
+        return try int("tolerance-ms")
+    }
+}
+
 func usage(_ message: String) -> FilmtoneError {
     FilmtoneError(.invalidArgument, message)
 }

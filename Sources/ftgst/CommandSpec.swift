@@ -64,6 +64,10 @@ struct CommandSpec: Sendable {
             name: "tone-map", value: "on|off", help: "on: PQ and HLG (HDR) sources are tone-mapped to SDR BT.709",
             defaultValue: "on", completion: .choices(["on", "off"]))
 
+        /// `--tolerance SECONDS`, the other spelling of `--tolerance-ms N` (one vocabulary across commands).
+        static let toleranceSeconds = Option(
+            name: "tolerance", value: "SECONDS", help: "the same in seconds (2, 0.5s, 1:00), instead of --tolerance-ms")
+
         static let help = Option(name: "help", short: "h", value: nil, help: "print this summary and exit")
     }
 

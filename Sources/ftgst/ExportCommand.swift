@@ -97,7 +97,7 @@ enum ExportCommand {
         if let value = arguments.string("input-lut") { options.inputLUT = value }
         if let value = arguments.string("creative-lut") { options.creativeLUT = value }
         if let value = try arguments.double("intensity") { options.intensity = value }
-        if let value = arguments.string("interpolation") { options.interpolation = value }
+        if let value = arguments.string("interpolation") { options.interpolation = try Interpolation.parse(value) }
         if let value = try arguments.int("max-width") { options.maxWidth = Int(clamping: value) }
         if let value = try arguments.int("max-height") { options.maxHeight = Int(clamping: value) }
         if let value = try arguments.int("start-ms") { options.startMilliseconds = value }

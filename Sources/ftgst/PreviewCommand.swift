@@ -26,6 +26,7 @@ enum PreviewCommand {
             .init(
                 name: "tolerance-ms", value: "N", help: "how far the frame may be from the time",
                 defaultValue: "0: the frame on screen at that time"),
+            .toleranceSeconds,
             .init(name: "max-width", value: "N", help: "width of the box (scaled down only)", defaultValue: "1280"),
             .init(name: "max-height", value: "N", help: "height of the box", defaultValue: "1280"),
             .init(
@@ -79,16 +80,16 @@ enum PreviewCommand {
         if let value = arguments.string("input-lut") { options.inputLUT = value }
         if let value = arguments.string("creative-lut") { options.creativeLUT = value }
         if let value = try arguments.double("intensity") { options.intensity = value }
-        if let value = arguments.string("interpolation") { options.interpolation = value }
+        if let value = arguments.string("interpolation") { options.interpolation = try Interpolation.parse(value) }
         if let value = try arguments.int("time-ms") { options.timeMilliseconds = value }
-        if let value = try arguments.int("tolerance-ms") { options.toleranceMilliseconds = value }
+        if let value = try arguments.toleranceMilliseconds() { options.toleranceMilliseconds = value }
         if let value = try arguments.int("max-width") { options.maxWidth = Int(clamping: value) }
         if let value = try arguments.int("max-height") { options.maxHeight = Int(clamping: value) }
-        if let value = arguments.string("format") { options.format = value }
+        if let value = arguments.string("format") { options.format = try ImageFormat.parse(value) }
         if let value = try arguments.double("quality") { options.quality = value }
-        if let value = arguments.string("tone-map") { options.toneMap = value }
+        if let value = arguments.string("tone-map") { options.toneMap = try ToneMapping.parse(value) }
         if let value = try arguments.int("timeout-ms") { options.timeoutMilliseconds = value }
-        if let value = arguments.string("mezzanine") { options.mezzanine = value }
+        if let value = arguments.string("mezzanine") { options.mezzanine = try MezzanineUse.parse(value) }
         if let value = arguments.string("mezzanine-dir") { options.mezzanineDirectory = value }
         if !arguments.all("header").isEmpty { options.headers = arguments.all("header") }
 

@@ -16,17 +16,18 @@ enum StoryboardCommand {
                 name: "output", short: "o", value: "DIR",
                 help: "the folder of sheet-001.jpg… and storyboard.vtt (created if missing)", completion: .folder),
             .init(
-                name: "width", value: "N", help: "tile width (height from the aspect, even; never upscaled)",
-                defaultValue: "320"),
+                name: "max-width", value: "N", help: "tile width (height from the aspect, even; never upscaled)",
+                defaultValue: "320", aliases: ["width"]),
             .init(name: "columns", value: "N", help: "tiles across a sheet", defaultValue: "10"),
             .init(name: "rows", value: "N", help: "tiles down a sheet", defaultValue: "10"),
             .init(
                 name: "every", value: "SECONDS", help: "one tile every SECONDS (10, 2.5, 2.5s, 1:00)",
                 defaultValue: "10"),
             .init(
-                name: "tolerance", value: "SECONDS",
+                name: "tolerance-ms", value: "N",
                 help: "how far a tile's frame may be from its time (a keyframe within it stands in); 0 = exact",
                 defaultValue: "0"),
+            .toleranceSeconds,
             .init(name: "quality", value: "0..1", help: "JPEG quality of the sheets", defaultValue: "0.9"),
             .toneMap,
             .init(name: "header", value: "'Name: value'", help: "sent on every HTTP request", repeatable: true),
@@ -48,17 +49,15 @@ enum StoryboardCommand {
         }
         guard let directory = arguments.string("output") else { throw usage("storyboard needs -o DIR") }
         var options = StoryboardOptions(source: source, outputDirectory: directory)
-        if let value = try arguments.int("width") { options.tileWidth = Int(clamping: value) }
+        if let value = try arguments.int("max-width") { options.tileWidth = Int(clamping: value) }
         if let value = try arguments.int("columns") { options.columns = Int(clamping: value) }
         if let value = try arguments.int("rows") { options.rows = Int(clamping: value) }
         if let value = arguments.string("every") {
             options.intervalMilliseconds = try StoryboardOptions.milliseconds(seconds: value, option: "--every")
         }
-        if let value = arguments.string("tolerance") {
-            options.toleranceMilliseconds = try StoryboardOptions.milliseconds(seconds: value, option: "--tolerance")
-        }
+        if let value = try arguments.toleranceMilliseconds() { options.toleranceMilliseconds = value }
         if let value = try arguments.double("quality") { options.quality = value }
-        if let value = arguments.string("tone-map") { options.toneMap = value }
+        if let value = arguments.string("tone-map") { options.toneMap = try ToneMapping.parse(value) }
         if let value = try arguments.int("timeout-ms") { options.timeoutMilliseconds = value }
         options.headers = arguments.all("header")
         print(try await Storyboards.make(options).json.serialized)

@@ -21,6 +21,7 @@ enum ThumbCommand {
             .init(
                 name: "tolerance-ms", value: "N", help: "how far the frame may be from the time; 0 = the exact frame",
                 defaultValue: "2000"),
+            .toleranceSeconds,
             .init(
                 name: "max-width", value: "N", help: "width of the box (scaled down only, aspect kept)",
                 defaultValue: "512"),
@@ -80,12 +81,12 @@ enum ThumbCommand {
         if let value = try arguments.int("count") {
             times = try ThumbnailTime.evenlySpaced(count: Int(clamping: value))
         }
-        if let value = try arguments.int("tolerance-ms") { options.toleranceMilliseconds = value }
+        if let value = try arguments.toleranceMilliseconds() { options.toleranceMilliseconds = value }
         if let value = try arguments.int("max-width") { options.maxWidth = Int(clamping: value) }
         if let value = try arguments.int("max-height") { options.maxHeight = Int(clamping: value) }
-        if let value = arguments.string("format") { options.format = value }
+        if let value = arguments.string("format") { options.format = try ImageFormat.parse(value) }
         if let value = try arguments.double("quality") { options.quality = value }
-        if let value = arguments.string("tone-map") { options.toneMap = value }
+        if let value = arguments.string("tone-map") { options.toneMap = try ToneMapping.parse(value) }
         if let value = arguments.string("cache-dir") { options.cacheDirectory = value }
         if let value = arguments.string("cache-name") { options.cacheName = value }
         if let value = try arguments.int("cache-max-mb") { options.cacheCapMegabytes = value }
@@ -96,7 +97,7 @@ enum ThumbCommand {
             }
             // The format comes from FILE's extension unless --format says it (then they must agree).
             if arguments.string("format") == nil {
-                options.format = value.lowercased().hasSuffix(".png") ? "png" : "jpeg"
+                options.format = value.lowercased().hasSuffix(".png") ? .png : .jpeg
             }
             options.output = value
         }

@@ -26,12 +26,12 @@ final class BatchJobTests: XCTestCase {
         XCTAssertEqual(time, .milliseconds(62_500))
         XCTAssertEqual(options.cacheDirectory, "/out/x")
         XCTAssertEqual(options.cacheName, "a.PNG")
-        XCTAssertEqual(options.format, "png", "the output's extension decides when no format is given")
+        XCTAssertEqual(options.format, .png, "the output's extension decides when no format is given")
         XCTAssertEqual(options.toleranceMilliseconds, 0)
         XCTAssertEqual(options.maxWidth, 320)
         XCTAssertEqual(options.maxHeight, 512, "thumb's default")
         XCTAssertEqual(options.headers, ["X-A: 1"])
-        XCTAssertEqual(options.toneMap, "off")
+        XCTAssertEqual(options.toneMap, .off)
         XCTAssertEqual(options.cacheCapMegabytes, ThumbnailOptions.uncappedMegabytes)
         XCTAssertNil(options.output, "not thumb -o: that file would carry no stamp")
     }
@@ -42,8 +42,31 @@ final class BatchJobTests: XCTestCase {
         guard case .success(.storyboard(let options)) = parsed.work else { return XCTFail("\(parsed.work)") }
         XCTAssertEqual(options.intervalMilliseconds, 2500)
         XCTAssertEqual(options.toleranceMilliseconds, 60_000)
-        XCTAssertEqual(options.toneMap, "off")
+        XCTAssertEqual(options.toneMap, .off)
         XCTAssertNil(parsed.id)
+    }
+
+    /// The shared vocabulary in batch lines: `maxWidth` and `toleranceMs` for a storyboard as for a thumbnail,
+    /// `tolerance` in seconds for a thumbnail as for a storyboard; the old keys still read; both spellings of one
+    /// value refuse the line.
+    func testBatchLinesTakeTheSharedKeys() throws {
+        let board = job(#"{"kind":"storyboard","source":"c.mp4","output":"sb","maxWidth":100,"toleranceMs":250}"#)
+        guard case .success(.storyboard(let options)) = board.work else { return XCTFail("\(board.work)") }
+        XCTAssertEqual(options.tileWidth, 100)
+        XCTAssertEqual(options.toleranceMilliseconds, 250)
+        let old = job(#"{"kind":"storyboard","source":"c.mp4","output":"sb","width":100,"tolerance":0.25}"#)
+        guard case .success(.storyboard(let same)) = old.work else { return XCTFail("\(old.work)") }
+        XCTAssertEqual([same.tileWidth, Int(same.toleranceMilliseconds)], [100, 250])
+        let thumb = job(#"{"kind":"thumbnail","source":"c.mp4","output":"t.jpg","tolerance":"1.5s"}"#)
+        guard case .success(.thumbnail(let thumbOptions, _)) = thumb.work else { return XCTFail("\(thumb.work)") }
+        XCTAssertEqual(thumbOptions.toleranceMilliseconds, 1500)
+        for text in [
+            #"{"kind":"storyboard","source":"c","output":"sb","width":1,"maxWidth":2}"#,
+            #"{"kind":"storyboard","source":"c","output":"sb","tolerance":1,"toleranceMs":2}"#,
+            #"{"kind":"thumbnail","source":"c","output":"t.jpg","tolerance":1,"toleranceMs":2}"#,
+        ] {
+            XCTAssertEqual(code(job(text)), .invalidArgument, text)
+        }
     }
 
     func testAPreviewLineTakesTheRequestFilesKeys() throws {

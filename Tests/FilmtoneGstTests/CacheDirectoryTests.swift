@@ -90,7 +90,7 @@ final class CacheDirectoryTests: XCTestCase {
         var options = ThumbnailOptions(source: try TestEnvironment.fixture("noise.png"))
         options.cacheDirectory = folder.path
         options.cacheCapMegabytes = 1
-        options.format = "png"
+        options.format = .png
         options.maxWidth = 1200
         options.maxHeight = 1200
         let noise = try TestEnvironment.fixture("noise.png")

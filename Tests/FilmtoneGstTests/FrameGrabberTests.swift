@@ -183,7 +183,7 @@ final class FrameGrabberTests: XCTestCase {
         options.toleranceMilliseconds = 0
         options.cacheDirectory = folder.path
         options.cacheName = "api"
-        options.format = "png"
+        options.format = .png
         let result = try await Thumbnails.make(options)
         XCTAssertEqual(result.path, folder.appendingPathComponent("api.png").path)
         XCTAssertEqual(result.timeMilliseconds, 2000)

@@ -26,7 +26,7 @@ final class ThumbnailRequestTests: XCTestCase {
     func testXDGCacheHome() throws {
         var options = ThumbnailOptions(source: "/tmp/x.mp4")
         options.cacheName = "n"
-        options.format = "png"
+        options.format = .png
         let request = try ThumbnailRequest(options, environment: ["XDG_CACHE_HOME": "/xdg", "HOME": "/home/u"])
         XCTAssertEqual(request.output.path, "/xdg/ftgst/thumbnails/n.png")
     }
@@ -43,14 +43,10 @@ final class ThumbnailRequestTests: XCTestCase {
             XCTAssertEqual(code { $0.cacheName = name }, .invalidArgument, name)
         }
         XCTAssertEqual(code { $0.headers = ["X: a\r\nY: b"] }, .invalidArgument)
-        for setting in ["", "auto", "On", "true"] {
-            XCTAssertEqual(code { $0.toneMap = setting }, .invalidArgument, setting)
-        }
-        XCTAssertNil(code { $0.toneMap = "off" })
+        XCTAssertNil(code { $0.toneMap = .off })
     }
 
     func testFormatAndURLErrors() {
-        XCTAssertEqual(code { $0.format = "webp" }, .unsupportedFormat)
         XCTAssertEqual(code { $0.source = "gopher://x/y" }, .invalidURL)
         XCTAssertNil(code { $0.quality = 0 })
     }
@@ -70,7 +66,7 @@ final class ThumbnailRequestTests: XCTestCase {
         var others = [
             try key { $0.timeMilliseconds = 1 }, try key { $0.toleranceMilliseconds = 0 },
             try key { $0.maxWidth = 100 }, try key { $0.maxHeight = 100 }, try key { $0.quality = 0.5 },
-            try key { $0.format = "png" }, try key { $0.toneMap = "off" },
+            try key { $0.format = .png }, try key { $0.toneMap = .off },
         ]
         for changed in [
             SourceIdentity(location: "/tmp/y.mp4", size: 10, modifiedNanoseconds: 20, inode: 30),
@@ -83,9 +79,9 @@ final class ThumbnailRequestTests: XCTestCase {
         XCTAssertEqual(Set(others + [base]).count, others.count + 1, "every change gives another key")
         // PNG ignores the quality, so it does not split the cache.
         XCTAssertEqual(
-            try key { $0.format = "png" },
+            try key { $0.format = .png },
             try key {
-                $0.format = "png"
+                $0.format = .png
                 $0.quality = 0.2
             })
     }
@@ -103,7 +99,7 @@ final class ThumbnailRequestTests: XCTestCase {
 
         var own = ThumbnailOptions(source: "/tmp/x.mp4")
         own.output = "/out/a.png"
-        own.format = "png"
+        own.format = .png
         let request = try ThumbnailRequest(own)
         XCTAssertTrue(request.isOwnFile)
         XCTAssertEqual(request.output.path, "/out/a.png")

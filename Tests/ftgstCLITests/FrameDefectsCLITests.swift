@@ -40,6 +40,30 @@ final class FrameDefectsCLITests: XCTestCase {
         }
     }
 
+    /// The same for an export: the rotated clip's export (turned upright by `videoflip`, FFV1 lossless) has the
+    /// colours of the plain clip's export turned by hand. Before the colours were pinned ahead of the flip, the
+    /// turned 360×640 picture was converted as BT.709: the blue bar came out (0,12,200) against (0,1,192).
+    func testRotationNeverChangesColoursOfAnExport() throws {
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        for (plain, rotated, turns, width, height) in [
+            ("bars360.mp4", "bars360-rot90.mp4", 3, 640, 360), ("bars480.mp4", "bars480-rot270.mp4", 1, 720, 480),
+        ] {
+            func exported(_ fixture: String, _ width: Int, _ height: Int) throws -> DecodedImage {
+                let out = dir.appendingPathComponent("\(fixture).mkv").path
+                let run = try Run.ftgst([
+                    "export", try TestEnvironment.fixture(fixture), "-o", out, "--end-ms", "200", "--audio", "none",
+                    "--progress", "none",
+                ])
+                XCTAssertEqual(run.status, 0, "\(fixture): \(run.stderr)")
+                return try DecodedImage.frame(of: out, index: 0, width: width, height: height)
+            }
+            var upright = try exported(plain, width, height)
+            for _ in 0..<turns { upright = upright.rotatedClockwise() }
+            let turned = try exported(rotated, height, width)
+            XCTAssertLessThan(turned.meanDifference(upright), 1.5, "\(rotated): colours changed by the turn")
+        }
+    }
+
     /// A TS too short for tsdemux's seek (under 64 KB) is read forward: exact frames and their times in `thumb`
     /// (one time, several) and `preview`, where every exact time but 0 failed with "the source cannot seek"; a
     /// time past its end is still refused.

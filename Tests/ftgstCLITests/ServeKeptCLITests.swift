@@ -125,6 +125,33 @@ final class ServeKeptCLITests: XCTestCase {
         }
     }
 
+    /// The frame-exactness matrix through the engine (issue 28): `renderPreviewFrame` cold (the first request opens
+    /// the pipeline), then warm forward and back on the kept one; each picture shows the frame on screen at the
+    /// time asked (`FrameBarcode`), with its time. Clips: HEVC 10-bit MOV (what phones record), H.264 with B-frames,
+    /// AV1, AVI (no presentation times), a short TS (reads forward) and H.264 turning High 10 mid-stream
+    /// (fth264dec's way back).
+    func testMatrixClipsAreExactThroughTheEngine() throws {
+        let cells: [(frame: Int, ms: Int64)] = [(18, 740), (23, 940), (39, 1580), (0, 20), (13, 540), (12, 480)]
+        let engine = try startEngine()
+        for clip in [
+            "matrix-hevc10.mov", "matrix-h264-bframes.mp4", "matrix-av1.mkv", "matrix-h264.avi", "matrix-h264.ts",
+            "matrix-h264-to-high10.ts",
+        ] {
+            let source = try TestEnvironment.fixture(clip)
+            for (index, cell) in cells.enumerated() {
+                let name = "matrix-\(clip)-\(index).png"
+                let answer = try enginePreview(engine, params(source, cell.ms), name)
+                let what = "\(clip) at \(cell.ms) ms"
+                let result = try XCTUnwrap(answer["result"], "\(what): \(answer.serialized)")
+                XCTAssertEqual(result["timeMs"], .int(Int64(cell.frame) * FrameBarcode.frameMilliseconds), what)
+                let image = try DecodedImage.read(work.appendingPathComponent(name).path)
+                XCTAssertEqual(FrameBarcode.number(image), cell.frame, what)
+            }
+        }
+        engine.closeInput()
+        XCTAssertTrue(engine.waitForExit(timeout: 30))
+    }
+
     /// A source that cannot seek (a TS too short for tsdemux's estimate) is read forward by its kept pipeline; asked
     /// to go back, the engine drops it and answers from a new one (`OpenedFrameSource.CannotGoBack`): every frame
     /// is still the one-shot preview's, and the next request forward is the new kept pipeline's (issue 28).

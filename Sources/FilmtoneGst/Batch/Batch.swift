@@ -177,10 +177,8 @@ public enum Batch {
             case .thumbnail(let options, _):
                 output = options.cacheDirectory.map { folder in
                     let name = options.cacheName ?? ""
-                    guard ThumbnailRequest.format(ofFileNamed: name) == nil,
-                        let format = try? ImageFormat.parse(options.format)
-                    else { return folder + "/" + name }
-                    return folder + "/" + name + "." + format.fileExtension
+                    guard ThumbnailRequest.format(ofFileNamed: name) == nil else { return folder + "/" + name }
+                    return folder + "/" + name + "." + options.format.fileExtension
                 }
             case .storyboard(let options):
                 output = options.outputDirectory
@@ -231,7 +229,7 @@ public enum Batch {
         let fields: [JSONValue] = [
             .string(options.source), .int(Int64(options.maxWidth)), .int(Int64(options.maxHeight)),
             .array(options.headers.map(JSONValue.string)), .int(options.timeoutMilliseconds),
-            .string(options.cacheDirectory ?? ""), .string(options.toneMap),
+            .string(options.cacheDirectory ?? ""), .string(options.toneMap.rawValue),
         ]
         return JSONValue.array(fields).serialized
     }

@@ -26,14 +26,14 @@ public struct BatchJob: Sendable {
     static let commonKeys: Set<String> = ["id", "kind"]
     /// `thumbnail`: `thumb`'s options (one time a job; `output` is required and names the file).
     public static let thumbnailKeys: Set<String> = [
-        "source", "output", "timeMs", "time", "toleranceMs", "maxWidth", "maxHeight", "format", "quality", "headers",
-        "timeoutMs", "toneMap",
+        "source", "output", "timeMs", "time", "toleranceMs", "tolerance", "maxWidth", "maxHeight", "format", "quality",
+        "headers", "timeoutMs", "toneMap",
     ]
     /// `storyboard`: `storyboard`'s options (`output` is the folder; `every` and `tolerance` in seconds, a number or
     /// the CLI's text: `2.5`, `"2.5s"`, `"1:00"`).
     public static let storyboardKeys: Set<String> = [
-        "source", "output", "width", "columns", "rows", "every", "tolerance", "quality", "headers", "timeoutMs",
-        "toneMap",
+        "source", "output", "maxWidth", "width", "columns", "rows", "every", "toleranceMs", "tolerance", "quality",
+        "headers", "timeoutMs", "toneMap",
     ]
 
     /// Reads line `line` (its text without the newline). Never throws: a bad line is a job whose work is an error.
@@ -99,19 +99,19 @@ public struct BatchJob: Sendable {
             }
             time = only
         }
-        if let value = try request.whole("toleranceMs") { options.toleranceMilliseconds = value }
+        if let value = try tolerance(request) { options.toleranceMilliseconds = value }
         if let value = try request.whole("maxWidth") { options.maxWidth = Int(value) }
         if let value = try request.whole("maxHeight") { options.maxHeight = Int(value) }
         if let value = try request.number("quality") { options.quality = value }
         if let value = try request.strings("headers") { options.headers = value }
         if let value = try request.whole("timeoutMs") { options.timeoutMilliseconds = value }
-        if let value = try request.string("toneMap") { options.toneMap = value }
+        if let value = try request.string("toneMap") { options.toneMap = try ToneMapping.parse(value) }
         // The output is a stamped entry of its own folder, as `thumb --cache-dir D --cache-name N` writes one: a
         // rerun whose file carries the same request key returns it without decoding. Never evicted (no cap).
         guard let named = ThumbnailRequest.format(ofFileNamed: output) else {
             throw FilmtoneError(.unsupportedFormat, "request: 'output' must end in .jpg, .jpeg or .png: \(output)")
         }
-        options.format = try request.string("format") ?? named.rawValue
+        options.format = try request.string("format").map(ImageFormat.parse) ?? named
         let file = URL(fileURLWithPath: output).standardizedFileURL
         options.cacheDirectory = file.deletingLastPathComponent().path
         options.cacheName = file.lastPathComponent
@@ -127,19 +127,30 @@ public struct BatchJob: Sendable {
         }
         try MediaSource.refuseControlCharacters(output, as: "output path", code: .invalidArgument)
         var options = StoryboardOptions(source: source, outputDirectory: output)
-        if let value = try request.whole("width") { options.tileWidth = Int(value) }
+        if request.value("maxWidth") != nil, request.value("width") != nil {
+            throw request.invalid("give one of 'maxWidth' and 'width' (the same), not both")
+        }
+        if let value = try request.whole("maxWidth") ?? request.whole("width") { options.tileWidth = Int(value) }
         if let value = try request.whole("columns") { options.columns = Int(value) }
         if let value = try request.whole("rows") { options.rows = Int(value) }
         if let value = try seconds(request, "every") { options.intervalMilliseconds = value }
-        if let value = try seconds(request, "tolerance") { options.toleranceMilliseconds = value }
+        if let value = try tolerance(request) { options.toleranceMilliseconds = value }
         if let value = try request.number("quality") { options.quality = value }
         if let value = try request.strings("headers") { options.headers = value }
         if let value = try request.whole("timeoutMs") { options.timeoutMilliseconds = value }
-        if let value = try request.string("toneMap") { options.toneMap = value }
+        if let value = try request.string("toneMap") { options.toneMap = try ToneMapping.parse(value) }
         return .storyboard(options)
     }
 
     /// Seconds as a JSON number (`2.5`) or the CLI's text (`"2.5s"`, `"1:00"`), in whole ms.
+    /// `toleranceMs` (whole ms) or `tolerance` (seconds), as `--tolerance-ms` and `--tolerance`; not both.
+    private static func tolerance(_ request: JSONRequest) throws -> Int64? {
+        if request.value("toleranceMs") != nil, request.value("tolerance") != nil {
+            throw request.invalid("give one of 'toleranceMs' and 'tolerance', not both")
+        }
+        return try request.whole("toleranceMs") ?? seconds(request, "tolerance")
+    }
+
     private static func seconds(_ request: JSONRequest, _ key: String) throws -> Int64? {
         switch request.value(key) {
         case nil: return nil

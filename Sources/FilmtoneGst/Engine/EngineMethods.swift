@@ -79,10 +79,8 @@ extension MediaEngine {
         }
         let chosen = options.output == nil
         if chosen {
-            // The format's extension, so the name says what the file holds; a format that does not parse is left
-            // for the request's own check (no extension: its error is the format's).
-            var ext = "png"
-            if let format = options.format { ext = (try? ImageFormat.parse(format))?.fileExtension ?? "" }
+            // The format's extension, so the name says what the file holds.
+            let ext = options.format?.fileExtension ?? "png"
             options.output = try previews.nextPath(extension: ext)
         }
         let (result, reuse) = try await warm.render(options)

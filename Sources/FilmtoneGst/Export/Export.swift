@@ -314,6 +314,9 @@ struct ExportRun {
         let pipeline = try Pipeline(words: words)
         defer { pipeline.stop() }
         try ExportRun.apply(settings, to: pipeline)
+        // As in the frame pipelines: the colours of an untagged source are pinned before it is turned, or a 640×360
+        // BT.601 picture turned to 360×640 would be converted as BT.709 after the turn (`Pad.pinDefaultColorimetry`).
+        for flip in pipeline.element.children(madeBy: "videoflip") { flip.staticPad("sink")?.pinDefaultColorimetry() }
         // A picture GStreamer cannot decode (a CMYK JPEG, an animated WebP) is UNSUPPORTED_FORMAT.
         let formats = PictureFormatWatch()
         formats.attach(to: pipeline)

@@ -96,7 +96,7 @@ public struct ExportOptions: RenderJobOptions, Sendable {
             ("headers", .array(headers.map { .string(HTTPHeader.redacted($0)) })),
             ("preset", optional(preset)), ("presets", optional(presets)), ("inputLut", optional(inputLUT)),
             ("creativeLut", optional(creativeLUT)),
-            ("intensity", .double(intensity)), ("interpolation", .string(interpolation)),
+            ("intensity", .double(intensity)), ("interpolation", .string(interpolation.rawValue)),
             ("maxWidth", .int(Int64(maxWidth))), ("maxHeight", .int(Int64(maxHeight))),
             ("startMs", startMilliseconds.map { .int($0) } ?? .null),
             ("endMs", endMilliseconds.map { .int($0) } ?? .null),

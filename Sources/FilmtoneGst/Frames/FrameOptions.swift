@@ -26,23 +26,14 @@ struct FrameOptions {
         }
     }
 
-    /// `--tone-map` (`toneMap` in request files): `on` tone-maps PQ and HLG sources to SDR BT.709, `off` shows
-    /// their codes as they are. Anything else is `INVALID_ARGUMENT`.
-    static func toneMap(_ text: String) throws -> Bool {
-        switch text {
-        case "on": return true
-        case "off": return false
-        default: throw FilmtoneError(.invalidArgument, "--tone-map must be on or off, got '\(text)'")
-        }
-    }
-
     var frameRequest: FrameRequest
     var format: ImageFormat
     var quality: Double
 
     init(
         source: String, headers: [String], timeMilliseconds: Int64, toleranceMilliseconds: Int64, maxWidth: Int,
-        maxHeight: Int, format: String, quality: Double, timeoutMilliseconds: Int64, toneMap: String = "on"
+        maxHeight: Int, format: ImageFormat, quality: Double, timeoutMilliseconds: Int64,
+        toneMap: ToneMapping = .on
     ) throws {
         func invalid(_ message: String) -> FilmtoneError { FilmtoneError(.invalidArgument, message) }
         let limit = FrameOptions.maxMilliseconds
@@ -51,12 +42,11 @@ struct FrameOptions {
         try FrameOptions.checkBox(maxWidth: maxWidth, maxHeight: maxHeight)
         guard quality.isFinite, (0...1).contains(quality) else { throw invalid("--quality must be between 0 and 1") }
         try FrameOptions.checkTimeout(timeoutMilliseconds)
-        let toneMaps = try FrameOptions.toneMap(toneMap)
-        self.format = try ImageFormat.parse(format)
+        self.format = format
         self.quality = quality
         frameRequest = FrameRequest(
             source: try MediaSource.parse(source), headers: try headers.map(HTTPHeader.parse),
             time: .milliseconds(timeMilliseconds), tolerance: .milliseconds(toleranceMilliseconds),
-            maxWidth: maxWidth, maxHeight: maxHeight, timeoutMilliseconds: timeoutMilliseconds, toneMap: toneMaps)
+            maxWidth: maxWidth, maxHeight: maxHeight, timeoutMilliseconds: timeoutMilliseconds, toneMap: toneMap.isOn)
     }
 }

@@ -16,13 +16,13 @@ public struct PreviewOptions: RenderJobOptions, Sendable {
     /// `png` or `jpeg` (`jpg`); nil: the output's extension decides (`.png`, `.jpg`, `.jpeg`), else PNG. An
     /// extension that names another format, or one that disagrees with the format given, is refused
     /// (`PreviewRequest.outputFormat`): the file's name never lies about what it holds.
-    public var format: String? = nil
+    public var format: ImageFormat? = nil
     public var quality: Double = 0.9
     /// `on`: PQ and HLG sources are tone-mapped to SDR BT.709; `off`: not (`toneMap` in a request file).
-    public var toneMap: String = "on"
+    public var toneMap: ToneMapping = .on
     /// `auto`: read the source's mezzanine when a ready one is in `mezzanineDirectory` (never builds one; see
     /// `Mezzanines.prepare`); `off`: always decode the source.
-    public var mezzanine: String = "auto"
+    public var mezzanine: MezzanineUse = .auto
     /// nil: `$XDG_CACHE_HOME/ftgst/mezzanines` (or `~/.cache/ftgst/mezzanines`), where `ftgst mezzanine` builds.
     public var mezzanineDirectory: String? = nil
 
@@ -65,10 +65,10 @@ public struct PreviewOptions: RenderJobOptions, Sendable {
     mutating func readOwnFields(_ request: JSONRequest) throws {
         if let value = try request.whole("timeMs") { timeMilliseconds = value }
         if let value = try request.whole("toleranceMs") { toleranceMilliseconds = value }
-        if let value = try request.string("format") { format = value }
+        if let value = try request.string("format") { format = try ImageFormat.parse(value) }
         if let value = try request.number("quality") { quality = value }
-        if let value = try request.string("toneMap") { toneMap = value }
-        if let value = try request.string("mezzanine") { mezzanine = value }
+        if let value = try request.string("toneMap") { toneMap = try ToneMapping.parse(value) }
+        if let value = try request.string("mezzanine") { mezzanine = try MezzanineUse.parse(value) }
         mezzanineDirectory = try request.string("mezzanineDir")
     }
 }
@@ -124,12 +124,9 @@ struct PreviewRequest {
             source: options.source, headers: options.headers, timeMilliseconds: options.timeMilliseconds,
             toleranceMilliseconds: options.toleranceMilliseconds, maxWidth: options.maxWidth,
             maxHeight: options.maxHeight,
-            format: try PreviewRequest.outputFormat(named: options.format, output: render.output).rawValue,
+            format: try PreviewRequest.outputFormat(named: options.format, output: render.output),
             quality: options.quality,
             timeoutMilliseconds: options.timeoutMilliseconds, toneMap: options.toneMap)
-        guard ["auto", "off"].contains(options.mezzanine) else {
-            throw FilmtoneError(.invalidArgument, "--mezzanine must be auto or off")
-        }
         try CacheDirectory.validate(options.mezzanineDirectory, option: "--mezzanine-dir")
         output = render.output
         format = common.format
@@ -137,7 +134,7 @@ struct PreviewRequest {
         frame = common.frameRequest
         // A mezzanine holds a PQ or HLG source tone-mapped (`MezzanineRecipe`): never read with the tone map off.
         mezzanines =
-            options.mezzanine == "off" || !common.frameRequest.toneMap
+            options.mezzanine == .off || !common.frameRequest.toneMap
             ? nil
             : MezzanineStore(
                 directory: URL(
@@ -148,13 +145,11 @@ struct PreviewRequest {
 }
 
 extension PreviewRequest {
-    /// The encoding of a preview written to `output`: the one named (`--format`, checked first:
-    /// `UNSUPPORTED_FORMAT`), else the extension's (`.png`; `.jpg` or `.jpeg`), else PNG when the name has no
+    /// The encoding of a preview written to `output`: the one named (`--format`), else the extension's (`.png`; `.jpg` or `.jpeg`), else PNG when the name has no
     /// extension. An extension that is neither (`x.webp`, `x.gif`) is `UNSUPPORTED_FORMAT`, and one that
     /// disagrees with the format named (`x.jpg` with `--format png`) `INVALID_ARGUMENT`: either would be a file
     /// whose name says it is something else, as an export refuses an extension no preset writes.
-    static func outputFormat(named: String?, output: URL) throws -> ImageFormat {
-        let chosen = try named.map(ImageFormat.parse)
+    static func outputFormat(named chosen: ImageFormat?, output: URL) throws -> ImageFormat {
         let ext = output.pathExtension
         guard !ext.isEmpty else { return chosen ?? .png }
         guard let implied = try? ImageFormat.parse(ext) else {

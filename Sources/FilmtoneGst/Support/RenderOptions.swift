@@ -16,8 +16,7 @@ public struct RenderOptions: Sendable {
     public var creativeLUT: String? = nil
     /// 0…1: how much of the creative look is applied.
     public var intensity: Double = 1
-    /// `tetrahedral`, `trilinear` or `nearest`.
-    public var interpolation: String = Interpolation.default.rawValue
+    public var interpolation: Interpolation = .default
     /// Bounds of the output size (display size, upright); never upscaled. The default is the job's.
     public var maxWidth: Int
     public var maxHeight: Int
@@ -46,7 +45,7 @@ public struct RenderOptions: Sendable {
         inputLUT = try request.string("inputLut")
         creativeLUT = try request.string("creativeLut")
         if let value = try request.number("intensity") { intensity = value }
-        if let value = try request.string("interpolation") { interpolation = value }
+        if let value = try request.string("interpolation") { interpolation = try Interpolation.parse(value) }
         if let value = try request.whole("maxWidth") { maxWidth = Int(value) }
         if let value = try request.whole("maxHeight") { maxHeight = Int(value) }
         if let value = try request.whole("timeoutMs") { timeoutMilliseconds = value }
@@ -91,7 +90,7 @@ extension RenderJobOptions {
         set { render.intensity = newValue }
     }
 
-    public var interpolation: String {
+    public var interpolation: Interpolation {
         get { render.interpolation }
         set { render.interpolation = newValue }
     }
@@ -128,12 +127,9 @@ struct RenderRequest {
         guard options.intensity.isFinite, (0...1).contains(options.intensity) else {
             throw invalid("--intensity must be between 0 and 1")
         }
-        guard let interpolation = Interpolation(rawValue: options.interpolation) else {
-            throw invalid("--interpolation must be tetrahedral, trilinear or nearest")
-        }
         self.output = URL(fileURLWithPath: output, relativeTo: RenderRequest.currentDirectory).standardizedFileURL
         self.options = options
-        self.interpolation = interpolation
+        self.interpolation = options.interpolation
     }
 
     /// The look, both LUT files parsed once here (`FILE_NOT_FOUND`, `LUT_INVALID`) so that a bad one fails before

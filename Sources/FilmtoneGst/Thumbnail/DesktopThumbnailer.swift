@@ -163,7 +163,7 @@ public enum DesktopThumbnailer {
     ) throws -> Result {
         let request = try FrameOptions(
             source: source.path, headers: [], timeMilliseconds: 0, toleranceMilliseconds: 0, maxWidth: size,
-            maxHeight: size, format: "png", quality: 1, timeoutMilliseconds: timeout
+            maxHeight: size, format: .png, quality: 1, timeoutMilliseconds: timeout
         ).frameRequest
         let (frame, duration, mimeType) = try grab(request, path: source.path, isCancelled)
         var entries: [(keyword: String, text: String)] = [

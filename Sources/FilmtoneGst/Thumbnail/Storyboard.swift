@@ -22,7 +22,7 @@ public struct StoryboardOptions: Sendable {
     /// 0…1, the sheets' JPEG quality.
     public var quality: Double = 0.9
     /// `on`: PQ and HLG sources are tone-mapped to SDR BT.709; `off`: not.
-    public var toneMap: String = "on"
+    public var toneMap: ToneMapping = .on
     /// `Name: value` lines sent on every HTTP request.
     public var headers: [String] = []
     /// The deadline for the whole job.
@@ -246,21 +246,21 @@ struct StoryboardRequest {
     init(_ options: StoryboardOptions) throws {
         func invalid(_ message: String) -> FilmtoneError { FilmtoneError(.invalidArgument, message) }
         let limit = FrameOptions.maxMilliseconds
-        guard (1...16384).contains(options.tileWidth) else { throw invalid("--width must be 1…16384") }
+        guard (1...16384).contains(options.tileWidth) else { throw invalid("--max-width (--width) must be 1…16384") }
         guard (1...1000).contains(options.columns) else { throw invalid("--columns must be 1…1000") }
         guard (1...1000).contains(options.rows) else { throw invalid("--rows must be 1…1000") }
         guard (1...limit).contains(options.intervalMilliseconds) else {
             throw invalid("--every must be 0.001 s or more")
         }
         guard (0...limit).contains(options.toleranceMilliseconds) else {
-            throw invalid("--tolerance must be 0 s or more")
+            throw invalid("--tolerance-ms (--tolerance) must be 0 or more")
         }
         guard !options.outputDirectory.isEmpty else { throw invalid("-o must name a folder") }
         try MediaSource.refuseControlCharacters(options.outputDirectory, as: "-o folder", code: .invalidArgument)
         let common = try FrameOptions(
             source: options.source, headers: options.headers, timeMilliseconds: 0,
             toleranceMilliseconds: options.toleranceMilliseconds, maxWidth: options.tileWidth, maxHeight: 16384,
-            format: "jpeg", quality: options.quality, timeoutMilliseconds: options.timeoutMilliseconds,
+            format: .jpeg, quality: options.quality, timeoutMilliseconds: options.timeoutMilliseconds,
             toneMap: options.toneMap)
         frame = common.frameRequest
         frame.evenHeight = true

@@ -106,7 +106,7 @@ struct StoryboardLayout: Equatable {
                 "sheets of \(min(tileCount, columns))×\((min(tileCount, tilesPerSheet) + columns - 1) / columns) "
                     + "tiles of \(tileWidth)×\(tileHeight) would be \(width)×\(height) px (at most "
                     + "\(Self.maxSheetSide) a side and \(Self.maxSheetPixels / 1_000_000) megapixels): fewer --columns "
-                    + "or --rows, or a smaller --width")
+                    + "or --rows, or a smaller --max-width")
         }
     }
 }

@@ -13,12 +13,11 @@ public struct ThumbnailOptions: Sendable {
     public var toleranceMilliseconds: Int64 = 2000
     public var maxWidth: Int = 512
     public var maxHeight: Int = 512
-    /// `jpeg` or `png`; anything else is `UNSUPPORTED_FORMAT`.
-    public var format: String = "jpeg"
+    public var format: ImageFormat = .jpeg
     /// 0…1, JPEG only.
     public var quality: Double = 0.9
-    /// `on`: PQ and HLG sources are tone-mapped to SDR BT.709; `off`: not. Anything else is `INVALID_ARGUMENT`.
-    public var toneMap: String = "on"
+    /// `on`: PQ and HLG sources are tone-mapped to SDR BT.709; `off`: not.
+    public var toneMap: ToneMapping = .on
     /// nil: `$XDG_CACHE_HOME/ftgst/thumbnails` (or `~/.cache/ftgst/thumbnails`).
     public var cacheDirectory: String? = nil
     /// nil: `thumb-<uuid>`. No `/`, no `..`. `.jpg`/`.png` is added unless it ends with the format's extension.
