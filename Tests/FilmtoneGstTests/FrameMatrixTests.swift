@@ -134,6 +134,14 @@ extension FrameMatrixTests {
         XCTAssertFalse(
             FragmentIndex.inspect(.local(path: try TestEnvironment.fixture("matrix-h264-bframes.mp4"))).misleadsSeeks)
         XCTAssertFalse(FragmentIndex.inspect(.local(path: "/nonexistent")).misleadsSeeks)
+        // The end, in stream time: the last entry's time plus its fragment's samples (4 frames of 40 ms), not the
+        // entry's time alone. With B-frames stream time starts 80 ms in (the first frame's composition delay): the
+        // 0-based duration is 1.6 s either way (`FrameDefectsCLITests`).
+        for (clip, end) in [("matrix-frag.mp4", 1_680_000_000), ("matrix-frag-ip.mp4", 1_600_000_000)] {
+            XCTAssertEqual(
+                FragmentIndex.inspect(.local(path: try TestEnvironment.fixture(clip))).end, UInt64(end), clip)
+        }
+        XCTAssertNil(FragmentIndex.inspect(.local(path: try TestEnvironment.fixture("matrix-h264-bframes.mp4"))).end)
         // A truncated index is no proof: trusted.
         XCTAssertFalse(
             FragmentIndex.inspect(size: 20) { _, count in [UInt8](repeating: 0xFF, count: count) }.misleadsSeeks)

@@ -64,6 +64,35 @@ final class FrameDefectsCLITests: XCTestCase {
         }
     }
 
+    /// A fragmented MP4's duration runs to the end of its last fragment (qtdemux's stops at its start, 160 ms
+    /// short): `--count`, `100%` and a storyboard see the same 1.6 s as in the plain MP4 of the same frames.
+    func testAFragmentedMP4sDurationIncludesItsLastFragment() throws {
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        for clip in ["matrix-frag.mp4", "matrix-frag-ip.mp4", "matrix-h264-bframes.mp4"] {
+            let source = try TestEnvironment.fixture(clip)
+            let count = try Run.ftgst([
+                "thumb", source, "--count", "4", "--tolerance-ms", "0", "-o",
+                dir.appendingPathComponent("\(clip)-%d.png").path,
+            ])
+            XCTAssertEqual(count.status, 0, count.stderr)
+            let requested = try count.stdout.split(separator: "\n").map {
+                (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["requestedMs"] as? Int
+            }
+            XCTAssertEqual(requested, [200, 600, 1000, 1400], clip)
+            let last = try json(
+                try Run.ftgst([
+                    "thumb", source, "--time", "100%", "--tolerance-ms", "0", "-o",
+                    dir.appendingPathComponent("\(clip)-last.png").path,
+                ]))
+            XCTAssertEqual(last["timeMs"] as? Int, 1560, clip)
+            let board = try json(
+                try Run.ftgst([
+                    "storyboard", source, "-o", dir.appendingPathComponent("\(clip)-sb").path, "--every", "0.4",
+                ]))
+            XCTAssertEqual(board["durationMs"] as? Int, 1600, clip)
+        }
+    }
+
     /// A TS too short for tsdemux's seek (under 64 KB) is read forward: exact frames and their times in `thumb`
     /// (one time, several) and `preview`, where every exact time but 0 failed with "the source cannot seek"; a
     /// time past its end is still refused.

@@ -160,6 +160,9 @@ final class FramePipeline {
     /// The demuxer's duration is the stream's end (not a fragmented MP4's last index entry, `FragmentIndex`): a
     /// time at or past it is refused before any seek.
     private let durationIsReliable: Bool
+    /// A fragmented MP4's end read from its last fragment (`FragmentIndex.Verdict.end`), in ns of stream time:
+    /// qtdemux's duration stops at the last fragment's start.
+    private let fragmentedEnd: UInt64?
     /// False once a seek or a step failed part way (its state unknown): a kept pipeline is then dropped. A request
     /// refused before the pipeline was touched (a time past the end) leaves it usable.
     private(set) var isUsable = true
@@ -167,7 +170,9 @@ final class FramePipeline {
     private(set) var seekCount = 0
     /// The media's duration on the 0-based timeline in ms, when the demuxer knows it (nil for a still image).
     var durationMilliseconds: Int64? {
-        guard let timeline, let duration = pipeline.duration() else { return nil }
+        guard let timeline,
+            let duration = fragmentedEnd.map({ ClockTime(nanoseconds: $0) }) ?? pipeline.duration()
+        else { return nil }
         // qtdemux's duration is a stream time; counted from the origin as the timeline is.
         return timeline.origin == .zero
             ? duration.milliseconds : max(0, duration.milliseconds - timeline.origin.milliseconds)
@@ -191,6 +196,7 @@ final class FramePipeline {
         let fragments = FragmentIndex.inspect(request.source)
         readsForwardOnly = fragments.misleadsSeeks
         durationIsReliable = !fragments.hasIndex
+        fragmentedEnd = fragments.end
         if let demuxer, demuxer.decodedByLibav {
             // Most likely H.264, which fth264dec decodes with libavcodec alone; gst-libav (HEVC) loads when plugged.
             if request.ownDecoder {
