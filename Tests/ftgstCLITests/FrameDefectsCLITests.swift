@@ -93,6 +93,56 @@ final class FrameDefectsCLITests: XCTestCase {
         }
     }
 
+    /// `--time auto` on containers whose keyframe seeks cannot be trusted (AVI's counted frames, a fragmented MP4
+    /// whose index misleads seeks) or that tsdemux answers with nothing (a seekable TS at 4.9 s): the picture is
+    /// the frame its reported time names (black-start.mp4's frames differ one from the next: frame n is decoded
+    /// by ffmpeg and compared), past the black start. Before: the TS failed with DECODE_FAILED, and a fragmented
+    /// MP4 showed frame 0 reported at 80 ms.
+    func testTimeAutoReportsTheFrameItShowsOnEveryContainer() throws {
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        let plain = try TestEnvironment.fixture("black-start.mp4")
+        for clip in ["black-start.mp4", "black-start.ts", "black-start.avi", "black-start-frag.mp4", "matrix-frag.mp4"]
+        {
+            let out = dir.appendingPathComponent("\(clip).png").path
+            let result = try json(
+                try Run.ftgst([
+                    "thumb", try TestEnvironment.fixture(clip), "--time", "auto", "--max-width", "160", "-o", out,
+                ]))
+            let ms = try XCTUnwrap(result["timeMs"] as? Int, clip)
+            let picture = try DecodedImage.read(out)
+            if clip == "matrix-frag.mp4" {
+                XCTAssertEqual(
+                    FrameBarcode.number(picture).map { $0 * 40 }, ms, "\(clip): the frame shown is not at \(ms)")
+                continue
+            }
+            XCTAssertGreaterThanOrEqual(ms, 4000, "\(clip): the black start was chosen")
+            let frame = try DecodedImage.frame(of: plain, index: ms / 100, width: 160, height: 120)
+            XCTAssertLessThan(picture.meanDifference(frame), 3, "\(clip): the picture is not the frame at \(ms) ms")
+        }
+    }
+
+    /// A kept pipeline on a seekable TS: after a seek to 1 s, tsdemux ended the stream at once for an exact seek to
+    /// 4.9 s. The source is asked again from a fresh pipeline: the frames are the one-shot grab's.
+    func testAKeptPipelineOnATSAnswersAfterASeekThatEndedTheStream() throws {
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        let plain = try TestEnvironment.fixture("black-start.mp4")
+        let run = try Run.ftgst([
+            "thumb", try TestEnvironment.fixture("black-start.ts"), "--time-ms", "1000,4921,2000", "--tolerance-ms",
+            "0",
+            "-o", dir.appendingPathComponent("t%d.png").path,
+        ])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let times = try run.stdout.split(separator: "\n").map {
+            (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["timeMs"] as? Int
+        }
+        XCTAssertEqual(times, [1000, 4900, 2000])
+        for (index, frame) in [10, 49, 20].enumerated() {
+            let picture = try DecodedImage.read(dir.appendingPathComponent("t\(index + 1).png").path)
+            let expected = try DecodedImage.frame(of: plain, index: frame, width: 160, height: 120)
+            XCTAssertLessThan(picture.meanDifference(expected), 3, "frame \(frame)")
+        }
+    }
+
     /// A TS too short for tsdemux's seek (under 64 KB) is read forward: exact frames and their times in `thumb`
     /// (one time, several) and `preview`, where every exact time but 0 failed with "the source cannot seek"; a
     /// time past its end is still refused.

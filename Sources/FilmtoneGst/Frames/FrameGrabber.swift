@@ -166,6 +166,9 @@ final class FramePipeline {
     /// False once a seek or a step failed part way (its state unknown): a kept pipeline is then dropped. A request
     /// refused before the pipeline was touched (a time past the end) leaves it usable.
     private(set) var isUsable = true
+    /// The last request ended with the stream and no frame (`waitAndPull`): a time past the end, or a demuxer that
+    /// ended the stream after a seek it could not answer (`OpenedFrameSource` asks a fresh pipeline once).
+    private(set) var endedWithoutFrame = false
     /// Seeks sent to the pipeline so far (a forward step sends none): reported by `ThumbnailSet`.
     private(set) var seekCount = 0
     /// The media's duration on the 0-based timeline in ms, when the demuxer knows it (nil for a still image).
@@ -445,11 +448,17 @@ final class FramePipeline {
     }
 
     /// The keyframe at or before `time` (0-based), wherever it is: one keyframe seek, no decoding forward —
-    /// `--time auto`'s samples (`FrameInterest`). A still image, or a source that cannot seek, answers with its
-    /// prerolled frame.
+    /// `--time auto`'s samples (`FrameInterest`). A still image answers with its prerolled frame; a source read
+    /// forward (below) with the frame on screen at `time`.
     func keyframe(before time: ClockTime, deadline: Deadline, isCancelled: () -> Bool) throws -> GrabbedFrame {
-        guard let timeline, time > .zero, pipeline.isSeekable() else {
+        guard let timeline, time > .zero else {
             return try frame(from: try prerolledFirst(), time: .zero, still: timeline == nil)
+        }
+        // Where a keyframe seek cannot be trusted or made (an AVI's counted frames, a fragmented MP4 whose index
+        // misleads seeks, a source that cannot seek), the frame on screen at `time`, read forward: the samples
+        // come in ascending order. A keyframe seek on a misleading index showed frame 0 reported at 80 ms.
+        if readsForwardOnly || countedFrameDuration != nil || !pipeline.isSeekable() {
+            return try readForward(to: time, tolerance: .zero, deadline, timeline: timeline, isCancelled)
         }
         try readyToSeek()
         isUsable = false  // until the seek succeeds
@@ -457,7 +466,14 @@ final class FramePipeline {
         guard pipeline.seek(to: timeline.streamTime(of: time), flags: [.flush, .keyUnit, .snapBefore]) else {
             throw sourceFailure("seek to \(time.milliseconds) ms was refused")
         }
-        let sample = try waitAndPull(deadline, what: "keyframe before \(time.milliseconds) ms", isCancelled)
+        let sample: Sample
+        do {
+            sample = try waitAndPull(deadline, what: "keyframe before \(time.milliseconds) ms", isCancelled)
+        } catch let error as FilmtoneError where error.code == .decodeFailed && !deadline.hasPassed {
+            // tsdemux answers some key-unit seeks with the end of the stream (a 10-s TS at 4.9 s): as the seek
+            // plan does after a key-unit seek that gave nothing, the accurate seek's frame, on screen at `time`.
+            return try frame(at: time, tolerance: .zero, deadline: deadline, isCancelled: isCancelled)
+        }
         let start = try realStart(of: sample)
         position = Position(sample: sample, start: start)
         isUsable = true
@@ -744,7 +760,13 @@ final class FramePipeline {
     }
 
     private func waitAndPull(_ deadline: Deadline, what: String, _ isCancelled: () -> Bool) throws -> Sample {
-        try Self.waitAndPull(pipeline, sink, deadline, request, what: what, isCancelled: isCancelled)
+        endedWithoutFrame = false
+        do {
+            return try Self.waitAndPull(pipeline, sink, deadline, request, what: what, isCancelled: isCancelled)
+        } catch let error as FilmtoneError where error.code == .decodeFailed && error.cause == nil {
+            endedWithoutFrame = !deadline.hasPassed && !isCancelled()
+            throw error
+        }
     }
 
     /// Waits for ASYNC_DONE (preroll or seek done; the local-stall rule for the first preroll) and pulls the

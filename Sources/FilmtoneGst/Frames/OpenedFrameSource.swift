@@ -22,6 +22,10 @@ final class OpenedFrameSource {
     private let keeps: Bool
     /// Seeks sent by the pipelines given up.
     private var earlierSeeks = 0
+    /// Pipelines opened on the source so far (1, or more after a way back).
+    private(set) var opens = 1
+    /// Frames the current pipeline has handed out: a failure after the first may be its state's, not the source's.
+    private var answered = 0
 
     /// A kept pipeline that cannot seek was asked for a time before the frame it read last.
     typealias CannotGoBack = FramePipeline.CannotGoBack
@@ -42,6 +46,7 @@ final class OpenedFrameSource {
         } catch let error where Self.ownDecoderFailed(error, request, inputs) {
             var plain = request
             plain.ownDecoder = false
+            opens = 2
             let plainInputs = DecoderInputs()
             current = try FramePipeline(
                 plain, watching: formats, deadline: deadline, keeps: keeps, seekingFirstTo: firstTime,
@@ -75,37 +80,64 @@ final class OpenedFrameSource {
         at time: ClockTime, tolerance: ClockTime, deadline: Deadline, readingForward: Bool = false,
         isCancelled: () -> Bool
     ) throws -> GrabbedFrame {
-        do {
-            return try current.frame(
-                at: time, tolerance: tolerance, deadline: deadline, readingForward: readingForward,
-                isCancelled: isCancelled)
-        } catch let error where Self.ownDecoderFailed(error, current.request, inputs) {
-            try reopenWithoutOwnDecoder(
-                deadline, seekingFirstTo: readingForward ? nil : (time, tolerance), isCancelled: isCancelled)
-            return try current.frame(
+        let ask = {
+            try self.current.frame(
                 at: time, tolerance: tolerance, deadline: deadline, readingForward: readingForward,
                 isCancelled: isCancelled)
         }
+        do {
+            return try answering(ask)
+        } catch let error where Self.ownDecoderFailed(error, current.request, inputs) {
+            try reopen(
+                withOwnDecoder: false, deadline, seekingFirstTo: readingForward ? nil : (time, tolerance),
+                isCancelled: isCancelled)
+            return try answering(ask)
+        } catch let error where answered > 0 && current.endedWithoutFrame && !deadline.hasPassed && !isCancelled() {
+            // A pipeline that answered before and whose seek then ended without a frame (tsdemux, asked for 4.9 s
+            // of a 10-s TS after a seek to 1 s, ends the stream at once): the source is asked once more from a
+            // fresh pipeline, which answers as the one-shot grab does, a frame or the same error.
+            _ = error
+            try reopen(
+                withOwnDecoder: current.request.ownDecoder, deadline,
+                seekingFirstTo: readingForward ? nil : (time, tolerance), isCancelled: isCancelled)
+            return try answering(ask)
+        }
+    }
+
+    /// Runs `ask` and counts the frame it answers with.
+    private func answering(_ ask: () throws -> GrabbedFrame) rethrows -> GrabbedFrame {
+        let frame = try ask()
+        answered += 1
+        return frame
     }
 
     /// `FramePipeline.keyframe(before:…)`, with the same way back.
     func keyframe(before time: ClockTime, deadline: Deadline, isCancelled: () -> Bool) throws -> GrabbedFrame {
+        let ask = { try self.current.keyframe(before: time, deadline: deadline, isCancelled: isCancelled) }
         do {
-            return try current.keyframe(before: time, deadline: deadline, isCancelled: isCancelled)
+            return try answering(ask)
         } catch let error where Self.ownDecoderFailed(error, current.request, inputs) {
-            try reopenWithoutOwnDecoder(deadline, seekingFirstTo: nil, isCancelled: isCancelled)
-            return try current.keyframe(before: time, deadline: deadline, isCancelled: isCancelled)
+            try reopen(withOwnDecoder: false, deadline, seekingFirstTo: nil, isCancelled: isCancelled)
+            return try answering(ask)
+        } catch let error where answered > 0 && current.endedWithoutFrame && !deadline.hasPassed && !isCancelled() {
+            _ = error
+            try reopen(
+                withOwnDecoder: current.request.ownDecoder, deadline, seekingFirstTo: nil, isCancelled: isCancelled)
+            return try answering(ask)
         }
     }
 
-    /// Stops the failed pipeline and opens the source again with `avdec_h264`. A one-shot source may seek before
-    /// its first preroll, as it did the first time; a kept one prerolls its first frame, as it did.
-    private func reopenWithoutOwnDecoder(
-        _ deadline: Deadline, seekingFirstTo firstTime: (time: ClockTime, tolerance: ClockTime)?,
-        isCancelled: () -> Bool
+    /// Stops the failed pipeline and opens the source again (with `avdec_h264` unless `withOwnDecoder`). A one-shot
+    /// source may seek before its first preroll, as it did the first time; a kept one prerolls its first frame, as
+    /// it did.
+    private func reopen(
+        withOwnDecoder ownDecoder: Bool, _ deadline: Deadline,
+        seekingFirstTo firstTime: (time: ClockTime, tolerance: ClockTime)?, isCancelled: () -> Bool
     ) throws {
         var plain = current.request
-        plain.ownDecoder = false
+        plain.ownDecoder = plain.ownDecoder && ownDecoder
+        answered = 0
+        opens += 1
         earlierSeeks += current.seekCount
         current.stop()
         let plainInputs = DecoderInputs()

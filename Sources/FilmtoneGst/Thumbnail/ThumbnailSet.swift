@@ -233,6 +233,7 @@ public enum ThumbnailSet {
                     out[index] = try make(index, request, picked, requested)
                 }
                 seeks = source.seekCount
+                opens = source.opens
                 return out
             }
             // All made: committed together (under the folder's lock for the cache, then evicted once), and only
