@@ -20,8 +20,8 @@ import Synchronization
 //
 // Only 8-bit 4:2:0 (and 4:0:0) progressive H.264 is taken: the sink template names the profiles that cannot carry
 // more (no High 10, 4:2:2 or 4:4:4), so decodebin offers anything else to `avdec_h264`; caps that say the stream may
-// be interlaced are refused when they are set (the template cannot require a field some parsers leave out), and so
-// is an interlaced picture under progressive caps, with an error: avdec_h264 flags such pictures, this element would
+// be interlaced are refused by ACCEPT_CAPS (the template cannot require a field some parsers leave out), and an
+// interlaced picture under progressive caps is an error: avdec_h264 flags such pictures, this element would
 // pass them as frames. ftgst's frame pipelines choose it only for caps it takes (`accepts`), and when it fails on a
 // stream after all (caps changing mid-stream) open the source again with `avdec_h264` (`OpenedFrameSource`).
 // Its rank is SECONDARY, below `avdec_h264`'s PRIMARY: a pipeline gets it only by name, or where ftgst's frame
@@ -217,7 +217,37 @@ package enum H264DecoderElement {
         decoderClass.pointee.flush = flush
         decoderClass.pointee.finish = drain
         decoderClass.pointee.drain = drain
+        decoderClass.pointee.sink_query = sinkQuery
     }
+
+    private static var parentDecoderClass: UnsafeMutablePointer<GstVideoDecoderClass> {
+        subclass.parentClass(as: GstVideoDecoderClass.self)
+    }
+
+    /// ACCEPT_CAPS: interlaced caps are refused here, as the template refuses other profiles, so upstream's caps
+    /// fail as not-negotiated before they are set (refused in `set_format` instead, a gst-launch-1.0 run now and
+    /// then hung in preroll after the error). Every other query is the base class's.
+    private static let sinkQuery:
+        @convention(c) (UnsafeMutablePointer<GstVideoDecoder>?, UnsafeMutablePointer<GstQuery>?) -> gboolean = {
+            decoder, query in
+            guard let decoder, let query else { return 0 }
+            if query.pointee.type == GST_QUERY_ACCEPT_CAPS {
+                var caps: UnsafeMutablePointer<GstCaps>? = nil
+                gst_query_parse_accept_caps(query, &caps)  // borrowed from the query
+                if let structure = firstStructure(caps) {
+                    let field = { (name: String) in
+                        gst_structure_get_string(structure, name).map { String(cString: $0) }
+                    }
+                    if !isProgressive(
+                        interlaceMode: field("interlace-mode"), pictureStructure: field("coded-picture-structure"))
+                    {
+                        gst_query_set_accept_caps_result(query, 0)
+                        return 1
+                    }
+                }
+            }
+            return parentDecoderClass.pointee.sink_query(decoder, query)
+        }
 
     private static let instanceInit: @convention(c) (UnsafeMutablePointer<GTypeInstance>?, gpointer?) -> Void = {
         instance, _ in

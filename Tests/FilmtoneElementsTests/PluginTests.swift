@@ -283,21 +283,6 @@ final class PluginTests: XCTestCase {
         }
     }
 
-    /// Interlaced H.264 is refused when its caps are set (h264parse says `coded-picture-structure=field`), with an
-    /// error that says why: the template cannot, and avdec_h264 flags such pictures where this element would pass
-    /// them as frames.
-    func testH264DecoderRefusesInterlacedCaps() throws {
-        let result = try gst(
-            "gst-launch-1.0",
-            [
-                "filesrc", "location=\(try TestEnvironment.fixture("matrix-h264-interlaced.mp4"))", "!", "qtdemux",
-                "!", "h264parse", "!", "fth264dec", "!", "fakesink",
-            ])
-        XCTAssertNotEqual(result.status, 0)
-        let output = result.stdout + result.stderr
-        XCTAssertTrue(output.contains("coded-picture-structure field) is avdec_h264's"), output)
-    }
-
     /// libavcodec is opened when the element starts: one that cannot be opened, or a library that is not
     /// libavcodec of the major version ftgst was built for, fails the pipeline with the reason; nothing is read
     /// through a wrong structure layout.

@@ -77,6 +77,23 @@ final class OwnDecoderFallbackTests: XCTestCase {
         XCTAssertTrue(source.request.ownDecoder, "decided at the caps: no second attempt")
     }
 
+    /// fth264dec by name in a pipeline of its own, given interlaced H.264: its ACCEPT_CAPS answer refuses the caps
+    /// (as its template refuses other profiles), so the pipeline fails as not-negotiated. Checked in process:
+    /// `gst-launch-1.0` itself now and then did not quit after such an error in preroll (its main loop waited on),
+    /// whichever element refused.
+    func testTheElementRefusesInterlacedCapsByName() throws {
+        try FilmtonePlugin.ensureRegistered()
+        let clip = try TestEnvironment.fixture("matrix-h264-interlaced.mp4")
+        let pipeline = try Pipeline(launch: "filesrc location=\(clip) ! qtdemux ! h264parse ! fth264dec ! fakesink")
+        defer { pipeline.stop() }
+        _ = pipeline.pause()
+        guard
+            case .error(let cause) = pipeline.waitForAsyncDone(
+                deadline: Deadline(after: 20_000), isCancelled: { false })
+        else { return XCTFail("interlaced caps prerolled through fth264dec") }
+        XCTAssertTrue((cause.debug ?? "").contains("not-negotiated"), "\(cause)")
+    }
+
     /// Caps that change mid-stream (frames 20–39 High 10, or interlaced, after 8-bit progressive 0–19): fth264dec
     /// decodes the first part; a frame of the second is answered by the source opened again with avdec_h264 —
     /// one-shot, and on a kept pipeline crossing the change forward, then going back.
