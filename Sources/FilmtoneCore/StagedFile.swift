@@ -165,6 +165,22 @@ package final class StagedFile {
         StagedFile.syncFolder(destination.deletingLastPathComponent())
     }
 
+    /// Commits `files` in order, all or nothing: a failure part way takes back those already placed, latest first
+    /// (`withdraw`: only while each name is still the file it wrote; with `keepingPrevious`, the file it replaced is
+    /// put back), and rethrows.
+    package static func commitAll(_ files: [StagedFile], replacing: Bool, keepingPrevious: Bool = false) throws {
+        var placed: [StagedFile] = []
+        do {
+            for file in files {
+                try file.commit(replacing: replacing, keepingPrevious: keepingPrevious)
+                placed.append(file)
+            }
+        } catch {
+            for file in placed.reversed() { file.withdraw() }
+            throw error
+        }
+    }
+
     /// Fails (`WRITE_FAILED`) when `commit` could not place the file: its target is a folder. For a set of files
     /// placed together, checked for every one before any is placed, so that none replaces an existing file and
     /// then the set stops half way.

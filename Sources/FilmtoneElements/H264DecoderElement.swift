@@ -225,8 +225,9 @@ package enum H264DecoderElement {
     }
 
     /// ACCEPT_CAPS: interlaced caps are refused here, as the template refuses other profiles, so upstream's caps
-    /// fail as not-negotiated before they are set (refused in `set_format` instead, a gst-launch-1.0 run now and
-    /// then hung in preroll after the error). Every other query is the base class's.
+    /// fail as not-negotiated before they are set (caps changing to interlaced mid-stream too: ftgst's frame
+    /// pipelines then decode the source again with avdec_h264). Refused in `set_format` instead, a gst-launch-1.0
+    /// run now and then hung in preroll after the error. Every other query is the base class's.
     private static let sinkQuery:
         @convention(c) (UnsafeMutablePointer<GstVideoDecoder>?, UnsafeMutablePointer<GstQuery>?) -> gboolean = {
             decoder, query in
@@ -234,16 +235,9 @@ package enum H264DecoderElement {
             if query.pointee.type == GST_QUERY_ACCEPT_CAPS {
                 var caps: UnsafeMutablePointer<GstCaps>? = nil
                 gst_query_parse_accept_caps(query, &caps)  // borrowed from the query
-                if let structure = firstStructure(caps) {
-                    let field = { (name: String) in
-                        gst_structure_get_string(structure, name).map { String(cString: $0) }
-                    }
-                    if !isProgressive(
-                        interlaceMode: field("interlace-mode"), pictureStructure: field("coded-picture-structure"))
-                    {
-                        gst_query_set_accept_caps_result(query, 0)
-                        return 1
-                    }
+                if let structure = firstStructure(caps), !isProgressive(structure) {
+                    gst_query_set_accept_caps_result(query, 0)
+                    return 1
                 }
             }
             return parentDecoderClass.pointee.sink_query(decoder, query)
@@ -320,22 +314,6 @@ package enum H264DecoderElement {
                 guard let decoder, let codecState else { return 0 }
                 let state = state(of: UnsafeMutableRawPointer(decoder))
                 guard let libav = state.libav else { return 0 }
-                // Interlaced pictures are avdec_h264's (it flags them; here they would pass as progressive frames):
-                // refused, so that caps changing to interlaced mid-stream fail as not-negotiated rather than give
-                // other pictures (ftgst's frame pipelines then decode the source again with avdec_h264).
-                if let structure = firstStructure(codecState.pointee.caps) {
-                    let field = { (name: String) in
-                        gst_structure_get_string(structure, name).map { String(cString: $0) }
-                    }
-                    let (mode, picture) = (field("interlace-mode"), field("coded-picture-structure"))
-                    guard isProgressive(interlaceMode: mode, pictureStructure: picture) else {
-                        postError(
-                            decoder, domain: gst_stream_error_quark(), code: gint(GST_STREAM_ERROR_FORMAT.rawValue),
-                            "interlaced H.264 (interlace-mode \(mode ?? "unset"), coded-picture-structure "
-                                + "\(picture ?? "unset")) is avdec_h264's, not fth264dec's")
-                        return 0
-                    }
-                }
                 if state.context != nil {
                     _ = drainContext(decoder, state)
                     state.closeContext()
@@ -376,6 +354,12 @@ package enum H264DecoderElement {
         guard let structure = firstStructure(caps), let format = gst_structure_get_string(structure, "stream-format")
         else { return false }
         return String(cString: format) == "byte-stream"
+    }
+
+    /// `isProgressive(interlaceMode:pictureStructure:)` of a caps structure.
+    private static func isProgressive(_ structure: UnsafeMutablePointer<GstStructure>) -> Bool {
+        func field(_ name: String) -> String? { gst_structure_get_string(structure, name).map { String(cString: $0) } }
+        return isProgressive(interlaceMode: field("interlace-mode"), pictureStructure: field("coded-picture-structure"))
     }
 
     private static func firstStructure(_ caps: UnsafeMutablePointer<GstCaps>?) -> UnsafeMutablePointer<GstStructure>? {
@@ -541,7 +525,7 @@ package enum H264DecoderElement {
     ) -> GstFlowReturn {
         let p = picture.pointee
         guard p.interlaced_frame == 0 else {
-            // Caps said progressive (set_format refuses others) and the stream's picture is not.
+            // Caps said progressive (ACCEPT_CAPS refuses others) and the stream's picture is not.
             postError(
                 decoder, domain: gst_stream_error_quark(), code: gint(GST_STREAM_ERROR_FORMAT.rawValue),
                 "an interlaced H.264 picture in a stream whose caps say progressive")

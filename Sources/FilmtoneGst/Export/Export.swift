@@ -575,14 +575,9 @@ struct ExportRun {
     /// failure takes back what this export had placed, each only while its name is still the file it wrote
     /// (`StagedFile.withdraw`), and leaves the rest in flight for the staged files' own clean-up.
     static func placeAll(_ files: [StagedFile], overwrite: Bool) throws {
-        var placed: [StagedFile] = []
         do {
-            for file in files {
-                try file.commit(replacing: overwrite)
-                placed.append(file)
-            }
+            try StagedFile.commitAll(files, replacing: overwrite)
         } catch {
-            for file in placed.reversed() { file.withdraw() }
             if let exists = error as? StagedFile.TargetExists {
                 throw FilmtoneError(.writeFailed, "\(exists.path) appeared while exporting (use --overwrite)")
             }

@@ -74,56 +74,51 @@ final class OpenedFrameSource {
 
     func stop() { current.stop() }
 
-    /// `FramePipeline.frame(at:…)`, answered again from a new pipeline decoding with `avdec_h264` when `fth264dec`
-    /// failed.
+    /// `FramePipeline.frame(at:…)`, answered again from a new pipeline when the current one failed in a way it
+    /// can have caused (`withWaysBack`).
     func frame(
         at time: ClockTime, tolerance: ClockTime, deadline: Deadline, readingForward: Bool = false,
         isCancelled: () -> Bool
     ) throws -> GrabbedFrame {
-        let ask = {
-            try self.current.frame(
+        try withWaysBack(seekingFirstTo: readingForward ? nil : (time, tolerance), deadline, isCancelled) {
+            try $0.frame(
                 at: time, tolerance: tolerance, deadline: deadline, readingForward: readingForward,
                 isCancelled: isCancelled)
         }
-        do {
-            return try answering(ask)
-        } catch let error where Self.ownDecoderFailed(error, current.request, inputs) {
-            try reopen(
-                withOwnDecoder: false, deadline, seekingFirstTo: readingForward ? nil : (time, tolerance),
-                isCancelled: isCancelled)
-            return try answering(ask)
-        } catch let error where answered > 0 && current.endedWithoutFrame && !deadline.hasPassed && !isCancelled() {
-            // A pipeline that answered before and whose seek then ended without a frame (tsdemux, asked for 4.9 s
-            // of a 10-s TS after a seek to 1 s, ends the stream at once): the source is asked once more from a
-            // fresh pipeline, which answers as the one-shot grab does, a frame or the same error.
-            _ = error
-            try reopen(
-                withOwnDecoder: current.request.ownDecoder, deadline,
-                seekingFirstTo: readingForward ? nil : (time, tolerance), isCancelled: isCancelled)
-            return try answering(ask)
+    }
+
+    /// `FramePipeline.keyframe(before:…)`, with the same ways back.
+    func keyframe(before time: ClockTime, deadline: Deadline, isCancelled: () -> Bool) throws -> GrabbedFrame {
+        try withWaysBack(seekingFirstTo: nil, deadline, isCancelled) {
+            try $0.keyframe(before: time, deadline: deadline, isCancelled: isCancelled)
         }
     }
 
-    /// Runs `ask` and counts the frame it answers with.
-    private func answering(_ ask: () throws -> GrabbedFrame) rethrows -> GrabbedFrame {
-        let frame = try ask()
-        answered += 1
-        return frame
-    }
-
-    /// `FramePipeline.keyframe(before:…)`, with the same way back.
-    func keyframe(before time: ClockTime, deadline: Deadline, isCancelled: () -> Bool) throws -> GrabbedFrame {
-        let ask = { try self.current.keyframe(before: time, deadline: deadline, isCancelled: isCancelled) }
+    /// Asks the current pipeline (`ask`), counting the frames it answers with, and asks once more from a new one
+    /// when it failed:
+    /// - with an error `fth264dec` caused (`ownDecoderFailed`): the new one decodes with `avdec_h264`;
+    /// - after answering before, with a seek that ended the stream without a frame (tsdemux, asked for 4.9 s of a
+    ///   10-s TS after a seek to 1 s, ends the stream at once): the new one, fresh, answers as the one-shot grab
+    ///   does, a frame or the same error.
+    private func withWaysBack(
+        seekingFirstTo firstTime: (time: ClockTime, tolerance: ClockTime)?, _ deadline: Deadline,
+        _ isCancelled: () -> Bool, _ ask: (FramePipeline) throws -> GrabbedFrame
+    ) throws -> GrabbedFrame {
+        func answer() throws -> GrabbedFrame {
+            let frame = try ask(current)
+            answered += 1
+            return frame
+        }
         do {
-            return try answering(ask)
+            return try answer()
         } catch let error where Self.ownDecoderFailed(error, current.request, inputs) {
-            try reopen(withOwnDecoder: false, deadline, seekingFirstTo: nil, isCancelled: isCancelled)
-            return try answering(ask)
-        } catch let error where answered > 0 && current.endedWithoutFrame && !deadline.hasPassed && !isCancelled() {
-            _ = error
+            try reopen(withOwnDecoder: false, deadline, seekingFirstTo: firstTime, isCancelled: isCancelled)
+            return try answer()
+        } catch  where answered > 0 && current.endedWithoutFrame && !deadline.hasPassed && !isCancelled() {
             try reopen(
-                withOwnDecoder: current.request.ownDecoder, deadline, seekingFirstTo: nil, isCancelled: isCancelled)
-            return try answering(ask)
+                withOwnDecoder: current.request.ownDecoder, deadline, seekingFirstTo: firstTime,
+                isCancelled: isCancelled)
+            return try answer()
         }
     }
 

@@ -15,10 +15,7 @@ public enum ToneMapping: String, CaseIterable, Sendable {
 
     /// `on` or `off`; anything else is `INVALID_ARGUMENT`.
     public static func parse(_ text: String) throws -> ToneMapping {
-        guard let value = ToneMapping(rawValue: text) else {
-            throw FilmtoneError(.invalidArgument, "--tone-map must be on or off, got '\(text)'")
-        }
-        return value
+        try parsed(text, "--tone-map must be on or off, got '\(text)'")
     }
 
     var isOn: Bool { self == .on }
@@ -34,19 +31,20 @@ public enum MezzanineUse: String, CaseIterable, Sendable {
 
     /// `auto` or `off`; anything else is `INVALID_ARGUMENT`.
     public static func parse(_ text: String) throws -> MezzanineUse {
-        guard let value = MezzanineUse(rawValue: text) else {
-            throw FilmtoneError(.invalidArgument, "--mezzanine must be auto or off")
-        }
-        return value
+        try parsed(text, "--mezzanine must be auto or off")
     }
 }
 
 extension Interpolation {
     /// `tetrahedral`, `trilinear` or `nearest`; anything else is `INVALID_ARGUMENT`.
     public static func parse(_ text: String) throws -> Interpolation {
-        guard let value = Interpolation(rawValue: text) else {
-            throw FilmtoneError(.invalidArgument, "--interpolation must be tetrahedral, trilinear or nearest")
-        }
-        return value
+        try parsed(text, "--interpolation must be tetrahedral, trilinear or nearest")
     }
+}
+
+/// The value `text` spells (its raw value), else `INVALID_ARGUMENT` with `message`.
+private func parsed<Value: RawRepresentable>(_ text: String, _ message: @autoclosure () -> String) throws -> Value
+where Value.RawValue == String {
+    guard let value = Value(rawValue: text) else { throw FilmtoneError(.invalidArgument, message()) }
+    return value
 }

@@ -190,16 +190,7 @@ public enum Storyboards {
         // until the set is placed: a failure part way puts the previous sheets back, so the previous VTT still
         // finds what it names.
         for file in sheets + [vtt] { try file.checkCommittable() }
-        var placed: [StagedFile] = []
-        do {
-            for file in sheets + [vtt] {
-                try file.commit(replacing: true, keepingPrevious: true)
-                placed.append(file)
-            }
-        } catch {
-            for file in placed { file.withdraw() }
-            throw error
-        }
+        try StagedFile.commitAll(sheets + [vtt], replacing: true, keepingPrevious: true)
         done = true
         return StoryboardResult(
             directory: folder.path, vttPath: vtt.target.path,

@@ -242,17 +242,7 @@ public enum ThumbnailSet {
             for index in misses { try staged[index]?.checkCommittable() }
             if first.isOwnFile {
                 // A failure part way takes back those placed and puts back the files they replaced.
-                var placed: [StagedFile] = []
-                do {
-                    for index in misses {
-                        guard let file = staged[index] else { continue }
-                        try file.commit(replacing: true, keepingPrevious: true)
-                        placed.append(file)
-                    }
-                } catch {
-                    for file in placed { file.withdraw() }
-                    throw error
-                }
+                try StagedFile.commitAll(misses.compactMap { staged[$0] }, replacing: true, keepingPrevious: true)
             } else {
                 try CacheDirectory.withLock(in: first.cacheDirectory, isCancelled: isCancelled) {
                     for index in misses where staged[index] != nil {
