@@ -7,7 +7,8 @@
 //                │    ├─► FilmtoneElements (ftlut, fttrim, fth264dec, the plugin) ─┬► GstKit ─► CGst
 //                │    │                                                             └► CLibav (dlopen)
 //                │    ├─► ImageCodecs ─► CImageCodecs
-//                │    └─► FilmtoneLooks (pure Swift) ─► FilmtoneCore (pure Swift)
+//                │    ├─► FilmtoneLooks (pure Swift) ─► FilmtoneCore (pure Swift)
+//                │    └─► DBusKit (the session bus: portals, notifications) ─► CGio
 //                └► SoupKit (the loopback HTTP/WebSocket server, serve --listen) ─► CSoup
 import PackageDescription
 
@@ -39,6 +40,8 @@ let package = Package(
         .systemLibrary(name: "CLibav", providers: [.apt(["libavcodec-dev"])]),
         // libsoup 3: the HTTP and WebSocket server (and the client session its tests use).
         .systemLibrary(name: "CSoup", pkgConfig: "libsoup-3.0", providers: [.apt(["libsoup-3.0-dev"])]),
+        // GIO's D-Bus client (the session bus): GDBusConnection and GVariant.
+        .systemLibrary(name: "CGio", pkgConfig: "gio-unix-2.0", providers: [.apt(["libglib2.0-dev"])]),
         // Linux calls Swift cannot import as declared (prctl is variadic): static inline shims, no library to link.
         .systemLibrary(name: "CLinux"),
         // Errors, JSON, files, subprocesses, SHA-256, the parent's death: Swift over Foundation (and CLinux's one
@@ -50,6 +53,8 @@ let package = Package(
         .target(name: "GstKit", dependencies: ["CGst", "FilmtoneCore"]),
         // The libsoup wrapper: the only code that calls soup_* and runs a GLib main loop for it.
         .target(name: "SoupKit", dependencies: ["CSoup", "FilmtoneCore"]),
+        // The GIO D-Bus wrapper: the only code that calls g_dbus_* (the desktop portals, notifications).
+        .target(name: "DBusKit", dependencies: ["CGio", "FilmtoneCore"]),
         // ftgst's own GStreamer elements and the `filmtone` plugin entry point.
         .target(
             name: "FilmtoneElements", dependencies: ["CGst", "CLibav", "GstKit", "FilmtoneLooks", "FilmtoneCore"]),
@@ -60,7 +65,7 @@ let package = Package(
         // The features and the public API.
         .target(
             name: "FilmtoneGst",
-            dependencies: ["FilmtoneCore", "FilmtoneLooks", "GstKit", "FilmtoneElements", "ImageCodecs"]
+            dependencies: ["FilmtoneCore", "FilmtoneLooks", "GstKit", "FilmtoneElements", "ImageCodecs", "DBusKit"]
         ),
         // BuildInfo writes the git commit into the CLI before each build (`ftgst --version`).
         .executableTarget(name: "ftgst", dependencies: ["FilmtoneGst", "SoupKit"], plugins: ["BuildInfo"]),
@@ -93,6 +98,8 @@ let package = Package(
             ]
         ),
         // The loopback server over real sockets: static files, the token, the WebSocket and its Origin check.
+        // The D-Bus wrapper against a private dbus-daemon: values through GVariant and the bus, typed failures.
+        .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "FilmtoneTestSupport"]),
         .testTarget(name: "SoupKitTests", dependencies: ["SoupKit", "FilmtoneCore", "FilmtoneTestSupport"]),
         // The built ftgst binary end to end (FTGST_BIN); the looks module only computes expected pixels, the core
         // module's JSONValue reads and writes `ftgst serve`'s messages, SoupKit's client talks to `serve --listen`.

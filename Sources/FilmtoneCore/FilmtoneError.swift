@@ -24,8 +24,8 @@ public struct FilmtoneError: Error, Equatable, CustomStringConvertible, Sendable
         case shareUnavailable = "SHARE_UNAVAILABLE"
         /// `export`: another export holds the workspace; nothing was queued.
         case exportBusy = "EXPORT_BUSY"
-        /// `ftgst serve`: a method that exists but that this engine cannot do yet (`pickSource`, `pickLutFile`: no
-        /// file picker); the message says what to do instead.
+        /// `pick`, `pickSource`, `pickLutFile`: no file chooser here (no desktop portal that answers, no zenity or
+        /// kdialog with a display); the message says what was tried and what to do instead.
         case notSupported = "NOT_SUPPORTED"
 
         /// The process exit status the CLI uses for this code (documented in docs/CLI.md). 64 is bad usage.

@@ -95,7 +95,8 @@ enum Commands {
         ThumbCommand.spec, StoryboardCommand.spec, BatchCommand.spec, PreviewCommand.spec, LUTCommand.spec,
         ProbeCommand.spec,
         ExportCommand.spec,
-        PresetsCommand.spec, CancelCommand.spec, SaveCommand.spec, ShareCommand.spec, MezzanineCommand.spec,
+        PresetsCommand.spec, CancelCommand.spec, SaveCommand.spec, ShareCommand.spec, PickCommand.spec,
+        MezzanineCommand.spec,
         ThumbnailerCommand.spec,
         ServeCommand.spec, ManCommand.spec, CompletionCommand.spec,
     ]

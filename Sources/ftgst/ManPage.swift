@@ -185,11 +185,18 @@ enum ManPage {
         ),
         ("XDG_RUNTIME_DIR", "export's and cancel's default workspace is $XDG_RUNTIME_DIR/ftgst."),
         (
+            "XDG_STATE_HOME",
+            "where pick keeps the folder of each kind's last pick (an absolute path; else $HOME/.local/state): ftgst/pick-folders.json."
+        ),
+        (
             "HOME",
             "the fallback for the cache and the libraries (~/Videos/Filmtone, ~/Music/Filmtone, ~/Pictures/Filmtone)."
         ),
-        ("DBUS_SESSION_BUS_ADDRESS", "share hands the file to the XDG desktop portal (gdbus) when it is set."),
-        ("DISPLAY, WAYLAND_DISPLAY", "share falls back to xdg-open when one is set."),
+        (
+            "DBUS_SESSION_BUS_ADDRESS",
+            "the session bus (else $XDG_RUNTIME_DIR/bus): share hands the file to the XDG desktop portal on it (gdbus), pick asks its file chooser."
+        ),
+        ("DISPLAY, WAYLAND_DISPLAY", "share falls back to xdg-open, pick to zenity or kdialog, when one is set."),
         ("GST_DEBUG", "GStreamer's own debug log on stderr (the only other stderr output)."),
         (
             "GST_PLUGIN_PATH",
@@ -253,7 +260,9 @@ enum ExitStatuses {
         case .lutInvalid: return "a .cube file does not parse (file:line: reason)"
         case .saveFailed: return "save: the same content is already in the library"
         case .shareUnavailable: return "share: no desktop handler took the file"
-        case .notSupported: return "serve: a method this engine cannot do yet (pickSource, pickLutFile: no picker)"
+        case .notSupported:
+            return
+                "pick, pickSource, pickLutFile: no file chooser (no desktop portal that answers, no zenity or kdialog)"
         case .cancelled: return "cancelled: Ctrl-C, SIGTERM, ftgst cancel, or export's --timeout-ms"
         }
     }

@@ -33,7 +33,7 @@ enum ServeCommand {
         ],
         notes: #"""
             reads one JSON-RPC 2.0 request per line on stdin and writes one answer per line on stdout (docs/RPC.md):
-            pickSource, pickLutFile ([NOT_SUPPORTED] until a picker exists), probeSource, renderPreviewFrame,
+            pickSource, pickLutFile (the desktop's file chooser, as ftgst pick), probeSource, renderPreviewFrame,
             runExport (with exportProgress notifications), saveToPhotos, shareOutput, cancelExport, and ftgst's own
             listFiles and listPresets. Logs go to stderr. With --listen, every request needs the token of the url
             line, and a WebSocket only from the page's own Origin; a WebSocket that closes stops the export it

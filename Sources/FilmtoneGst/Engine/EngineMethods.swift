@@ -9,8 +9,8 @@ extension MediaEngine {
     typealias Method = @Sendable (MediaEngine, JSONValue, RPCClient) async throws -> JSONValue
 
     static let methods: [String: Method] = [
-        "pickSource": { _, params, _ in try pickSource(params) },
-        "pickLutFile": { _, params, _ in try pickLUTFile(params) },
+        "pickSource": { engine, params, client in try await engine.pickSource(params, client) },
+        "pickLutFile": { engine, params, client in try await engine.pickLUTFile(params, client) },
         "probeSource": { _, params, client in try await probe(params, client) },
         "renderPreviewFrame": { engine, params, client in try await engine.renderPreviewFrame(params, client) },
         "runExport": { engine, params, client in try await engine.export(params, client) },
@@ -32,27 +32,44 @@ extension MediaEngine {
 
     // MARK: - Pickers
 
-    static func pickSource(_ params: JSONValue) throws -> JSONValue {
-        try request(params).refuseUnknownKeys([])
-        throw unavailablePicker("pickSource")
+    /// The desktop's file chooser (`pickFile`): `{uri, path, handler}`, or null when the user cancelled.
+    func pickSource(_ params: JSONValue, _ client: RPCClient) async throws -> JSONValue {
+        let request = try MediaEngine.request(params)
+        try request.refuseUnknownKeys(["title", "timeoutMs"])
+        guard let picked = try await pick(.source, request, client) else { return .null }
+        return picked.json
     }
 
-    static func pickLUTFile(_ params: JSONValue) throws -> JSONValue {
-        let request = try request(params)
-        try request.refuseUnknownKeys(["slot"])
+    /// As `pickSource`, for a `.cube` look: `{slot, uri, path, handler}` (the slot as asked), or null.
+    func pickLUTFile(_ params: JSONValue, _ client: RPCClient) async throws -> JSONValue {
+        let request = try MediaEngine.request(params)
+        try request.refuseUnknownKeys(["slot", "title", "timeoutMs"])
         guard let slot = try request.string("slot"), ["inputLut", "creativeLut"].contains(slot) else {
             throw FilmtoneError(.invalidArgument, #"pickLutFile needs 'slot': "inputLut" or "creativeLut""#)
         }
-        throw unavailablePicker("pickLutFile")
+        guard let picked = try await pick(.lut, request, client) else { return .null }
+        guard case .object(let fields) = picked.json else { return picked.json }
+        return .object([("slot", .string(slot))] + fields)
     }
 
-    /// `NOT_SUPPORTED` (79): the method exists (-32601 would say it does not), but there is no picker yet.
-    private static func unavailablePicker(_ method: String) -> FilmtoneError {
-        FilmtoneError(
-            .notSupported,
-            "\(method) is not available: ftgst serve has no file picker yet; pass the file's path or URL in the "
-                + "request (probeSource's uri, renderPreviewFrame's and runExport's source, inputLut, creativeLut), "
-                + "or choose one from listFiles")
+    /// A file picked for `client`, which may name it from then on (`userPicked`).
+    private func pick(_ kind: PickOptions.Kind, _ request: JSONRequest, _ client: RPCClient) async throws
+        -> PickedFile?
+    {
+        var options = PickOptions(kind: kind)
+        if let title = try request.string("title") {
+            guard title.count <= 200,
+                !title.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else { throw FilmtoneError(.invalidArgument, "'title' must be one line of at most 200 characters") }
+            options.title = title
+        }
+        if let timeout = try request.whole("timeoutMs") {
+            guard timeout > 0 else { throw FilmtoneError(.invalidArgument, "'timeoutMs' must be positive") }
+            options.timeoutMilliseconds = timeout
+        }
+        guard let picked = try await pickFile(options) else { return nil }
+        userPicked(picked.path, for: client)
+        return picked
     }
 
     // MARK: - Sources, previews, exports

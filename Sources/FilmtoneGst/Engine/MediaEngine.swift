@@ -31,6 +31,9 @@ public final class MediaEngine: Sendable {
         /// The connection that started it (`RPCClient.connection`), nil for stdio's.
         var exportConnection: Int? = nil
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// The files each connection's user picked (`pickSource`, `pickLutFile`): that connection may name them
+        /// even outside its `--allow` folders. Real paths, by connection number.
+        var picked: [Int: Set<String>] = [:]
     }
 
     private let state = Mutex(State())
@@ -125,6 +128,10 @@ public final class MediaEngine: Sendable {
     }
 
     private func perform(_ call: RPCCall, _ client: RPCClient) async throws -> JSONValue {
+        var client = client
+        if let connection = client.connection, client.allowed != nil {
+            client.allowed?.picked = state.withLock { $0.picked[connection] ?? [] }
+        }
         guard let method = MediaEngine.methods[call.method] else {
             throw RPCError(
                 code: RPCError.methodNotFound,
@@ -196,8 +203,20 @@ public final class MediaEngine: Sendable {
     /// run to their end, their answers dropped. An export belongs to the connection that started it: another
     /// client watching it does not keep it alive.
     public func disconnected(connection: Int) {
-        let export = state.withLock { state in state.exportConnection == connection ? state.export : nil }
+        let export = state.withLock { state in
+            state.picked[connection] = nil
+            return state.exportConnection == connection ? state.export : nil
+        }
         export?.cancel(.disconnected, detail: Self.goneDetail)
+    }
+
+    /// Lets `client`'s connection name `path` from now on, though it may be outside its `--allow` folders: the
+    /// user chose it in a picker. Nothing for a client that may name any file.
+    func userPicked(_ path: String, for client: RPCClient) {
+        guard client.allowed != nil, let connection = client.connection, let real = FileAccess.realPath(path) else {
+            return
+        }
+        state.withLock { _ = $0.picked[connection, default: []].insert(real) }
     }
 
     /// The running export's stop point, if one runs.

@@ -42,6 +42,8 @@ public struct RPCClient: Sendable {
 public struct FileAccess: Sendable, Equatable {
     /// The resolved folders.
     public let folders: [String]
+    /// Files outside them the client may name all the same: those its user picked (real paths).
+    var picked: Set<String> = []
 
     /// Resolves each folder; `INVALID_ARGUMENT` for one that is not an existing folder.
     public init(folders: [String]) throws {
@@ -60,7 +62,8 @@ public struct FileAccess: Sendable, Equatable {
     public func check(path: String, _ what: String, shown: String? = nil) throws {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         guard let real = FileAccess.resolve(absolute),
-            folders.contains(where: { real == $0 || real.hasPrefix($0 == "/" ? "/" : $0 + "/") })
+            picked.contains(real)
+                || folders.contains(where: { real == $0 || real.hasPrefix($0 == "/" ? "/" : $0 + "/") })
         else {
             throw FilmtoneError(
                 .invalidArgument,

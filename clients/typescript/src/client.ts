@@ -97,12 +97,14 @@ export class FilmtoneMedia implements FilmtoneMediaPlugin {
 
     // MARK: - FilmtoneMediaPlugin
 
-    pickSource(options?: CallOptions): Promise<PickSourceResult> {
-        return this.call("pickSource", undefined, options) as Promise<PickSourceResult>;
+    /** The desktop's file chooser for a video or photo; null when the user cancelled. */
+    pickSource(options?: CallOptions): Promise<PickSourceResult | null> {
+        return this.call("pickSource", undefined, options) as Promise<PickSourceResult | null>;
     }
 
-    pickLutFile(params: PickLutFileOptions, options?: CallOptions): Promise<PickLutFileResult> {
-        return this.call("pickLutFile", params, options) as Promise<PickLutFileResult>;
+    /** The desktop's file chooser for a `.cube` look; null when the user cancelled. */
+    pickLutFile(params: PickLutFileOptions, options?: CallOptions): Promise<PickLutFileResult | null> {
+        return this.call("pickLutFile", params, options) as Promise<PickLutFileResult | null>;
     }
 
     probeSource(params: ProbeSourceOptions, options?: CallOptions): Promise<ProbeResult> {

@@ -10,18 +10,26 @@ export interface PluginListenerHandle {
 /** The two LUT slots of a look. */
 export type LutSlot = "inputLut" | "creativeLut";
 
+/** The file the user chose in the desktop's file chooser. */
 export interface PickSourceResult {
-    /** A path, `file://` URI or `http(s)://` URL, usable as a `source` or `uri`. */
+    /** A `file://` URI, usable as a `source` or `uri`. */
     uri: string;
+    /** The same file's absolute path. */
+    path?: string;
+    /** Who asked the user: the desktop portal's chooser, or zenity / kdialog where there is none. */
+    handler?: "portal" | "zenity" | "kdialog";
 }
 
 export interface PickLutFileOptions {
     slot: LutSlot;
+    /** The chooser's title (one line). */
+    title?: string;
+    /** How long the user has to choose before the chooser is closed (`CANCELLED`). Default 600000. */
+    timeoutMs?: number;
 }
 
-export interface PickLutFileResult {
+export interface PickLutFileResult extends PickSourceResult {
     slot: LutSlot;
-    uri: string;
 }
 
 export interface ProbeSourceOptions {
@@ -223,8 +231,10 @@ export type ErrorCode =
     | "TIMEOUT";
 
 export interface FilmtoneMediaPlugin {
-    pickSource(): Promise<PickSourceResult>;
-    pickLutFile(options: PickLutFileOptions): Promise<PickLutFileResult>;
+    /** Resolves to null when the user cancelled. */
+    pickSource(): Promise<PickSourceResult | null>;
+    /** Resolves to null when the user cancelled. */
+    pickLutFile(options: PickLutFileOptions): Promise<PickLutFileResult | null>;
     probeSource(options: ProbeSourceOptions): Promise<ProbeResult>;
     renderPreviewFrame(request: PreviewRequest): Promise<PreviewResult>;
     runExport(request: ExportRequest): Promise<ExportResult>;

@@ -44,7 +44,8 @@ function startEngine(t, folder, options = {}) {
     const transport = new client.StdioTransport({
         binary: options.binary || binary(),
         cwd: folder,
-        env: { ...process.env, XDG_RUNTIME_DIR: runtime },
+        // No session bus and no display: the pickers have no chooser (NOT_SUPPORTED), whatever desktop runs this.
+        env: { ...process.env, XDG_RUNTIME_DIR: runtime, DBUS_SESSION_BUS_ADDRESS: "", DISPLAY: "", WAYLAND_DISPLAY: "" },
         stderr: "collect",
     });
     const media = new client.FilmtoneMedia(transport, { timeoutMs: options.timeoutMs || 60000 });

@@ -1,0 +1,87 @@
+'''A stand-in xdg-desktop-portal for ftgst's desktop tests: a python-dbusmock template (the way xdg-desktop-portal
+tests itself), serving org.freedesktop.portal.Desktop on the private session bus a test starts.
+
+Every call is written to the mock's log (`-l FILE`) by dbusmock, one line each, and its arguments as JSON on a
+line of its own starting `ftgst-call ` (what the tests read). Parameters (`-p JSON`):
+
+  file_chooser: "answer" (default) | "hang" (the call never returns)
+  response:     0 picked (default), 1 cancelled, 2 failed: the Request.Response the chooser sends
+  uris:         the uris it answers with (default: none)
+  delay_ms:     after how long it sends the Response (default 50); -1: never (the user is still choosing)
+'''
+
+import json
+import time
+
+import dbus
+import dbus.lowlevel
+import dbus.service
+from gi.repository import GLib
+
+BUS_NAME = 'org.freedesktop.portal.Desktop'
+MAIN_OBJ = '/org/freedesktop/portal/desktop'
+MAIN_IFACE = 'org.freedesktop.portal.FileChooser'
+SYSTEM_BUS = False
+
+REQUEST_IFACE = 'org.freedesktop.portal.Request'
+PARAMETERS = {}
+
+
+def plain(value):
+    '''A dbus-python value as plain JSON-able Python.'''
+    if isinstance(value, dbus.Boolean):
+        return bool(value)
+    if isinstance(value, (dbus.Byte, int)):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        if isinstance(value, dbus.Array) and value.signature == 'y':
+            return bytes(int(b) for b in value).rstrip(b'\0').decode('utf-8', 'replace')
+        return [plain(v) for v in value]
+    return repr(value)
+
+
+def record(mock, method, *args):
+    mock.log('ftgst-call ' + json.dumps({'method': method, 'args': plain(list(args)), 'time': time.time()}))
+
+
+def load(mock, parameters):
+    PARAMETERS.clear()
+    PARAMETERS.update(parameters)
+    mock.AddProperties(MAIN_IFACE, {'version': dbus.UInt32(4, variant_level=1)})
+
+
+def request_path(sender, token):
+    return '/org/freedesktop/portal/desktop/request/%s/%s' % (sender[1:].replace('.', '_'), token)
+
+
+def send_response(mock, path, response, results):
+    message = dbus.lowlevel.SignalMessage(path, REQUEST_IFACE, 'Response')
+    message.append(dbus.UInt32(response), dbus.Dictionary(results, signature='sv'), signature='ua{sv}')
+    mock.connection.send_message(message)
+    return False
+
+
+@dbus.service.method(MAIN_IFACE, in_signature='ssa{sv}', out_signature='o', sender_keyword='sender',
+                     async_callbacks=('reply', 'error'))
+def OpenFile(self, parent_window, title, options, sender=None, reply=None, error=None):
+    record(self, 'FileChooser.OpenFile', parent_window, title, options)
+    mode = PARAMETERS.get('file_chooser', 'answer')
+    if mode == 'hang':
+        return  # never replies: the caller's deadline must end it
+    path = request_path(sender, str(options.get('handle_token', 't')))
+    # The request object, whose Close dbusmock logs as a `Close` line.
+    self.AddObject(path, REQUEST_IFACE, {}, [('Close', '', '', '')])
+    reply(dbus.ObjectPath(path))
+    response = int(PARAMETERS.get('response', 0))
+    results = {}
+    if response == 0:
+        results['uris'] = dbus.Array(PARAMETERS.get('uris', []), signature='s')
+    delay = int(PARAMETERS.get('delay_ms', 50))
+    if delay >= 0:
+        GLib.timeout_add(delay, send_response, self, path, response, results)

@@ -1,0 +1,219 @@
+import FilmtoneCore
+import FilmtoneTestSupport
+import Foundation
+import SoupKit
+import XCTest
+
+/// `ftgst pick` and the engine's `pickSource`/`pickLutFile` through a real D-Bus session bus of the test's own,
+/// against a python-dbusmock stand-in for xdg-desktop-portal (`Tests/Resources/desktop/portal.py`) that records
+/// each call and answers as the test asks: a pick, a cancel, a chooser left open, a portal that never answers, no
+/// portal at all.
+final class PickCLITests: XCTestCase {
+    private var work: URL!
+    private var state: URL!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        work = try TestEnvironment.temporaryDirectory(self)
+        state = try TestEnvironment.temporaryDirectory(self)
+    }
+
+    /// A file with a space and a non-ASCII letter in its name, and its percent-encoded `file://` URI.
+    private func chosenFile(_ name: String = "holiday é.mp4") throws -> (path: String, uri: String) {
+        let path = work.appendingPathComponent(name).path
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: path)
+        let encoded = path.addingPercentEncoding(
+            withAllowedCharacters: .urlPathAllowed.subtracting(.init(charactersIn: "'")))!
+        return (path, "file://" + encoded)
+    }
+
+    private func pick(_ bus: PrivateSessionBus, _ arguments: [String]) throws -> ProcessResult {
+        var env = bus.environment
+        env["XDG_STATE_HOME"] = state.path
+        return try Run.ftgst(["pick"] + arguments, environment: env, timeout: 60)
+    }
+
+    private func options(of call: [String: Any]?) -> [String: Any] {
+        ((call?["args"] as? [Any])?.last as? [String: Any]) ?? [:]
+    }
+
+    func testAPickThroughThePortalPrintsTheFileAndTheNextOpensInItsFolder() throws {
+        let bus = try PrivateSessionBus(self)
+        let file = try chosenFile()
+        let portal = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop", parameters: ["uris": [file.uri]])
+
+        let first = try pick(bus, ["source"])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let json = try first.json()
+        XCTAssertEqual(json["path"] as? String, file.path)
+        XCTAssertEqual(json["uri"] as? String, file.uri)
+        XCTAssertEqual(json["handler"] as? String, "portal")
+
+        let calls = portal.calls("FileChooser.OpenFile")
+        XCTAssertEqual(calls.count, 1)
+        let sent = options(of: calls.first)
+        XCTAssertEqual((calls.first?["args"] as? [Any])?.first as? String, "", "no parent window")
+        XCTAssertTrue((sent["handle_token"] as? String ?? "").hasPrefix("ftgst_"), "\(sent)")
+        XCTAssertEqual(sent["multiple"] as? Bool, false)
+        // Videos and photos by MIME type.
+        let filters = sent["filters"] as? [[Any]] ?? []
+        XCTAssertEqual(filters.first?.first as? String, "Videos and photos")
+        XCTAssertEqual((filters.first?.last as? [[Any]])?.map { $0.last as? String }, ["video/*", "image/*"])
+        XCTAssertEqual((filters.first?.last as? [[Any]])?.map { $0.first as? Int }, [1, 1], "1: a MIME type")
+        XCTAssertNil(sent["current_folder"], "no folder chosen before")
+
+        let second = try pick(bus, ["source"])
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertEqual(
+            options(of: portal.calls("FileChooser.OpenFile").last)["current_folder"] as? String, work.path,
+            "the last pick's folder, as the portal's byte string")
+    }
+
+    func testALookPickFiltersCubeFiles() throws {
+        let bus = try PrivateSessionBus(self)
+        let look = work.appendingPathComponent("look.cube").path
+        try Data("LUT_3D_SIZE 2\n".utf8).write(to: URL(fileURLWithPath: look))
+        let portal = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop", parameters: ["uris": ["file://" + look]])
+        let result = try pick(bus, ["lut", "--title", "Choose the input look"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try result.json()["path"] as? String, look)
+        let call = portal.calls("FileChooser.OpenFile").first
+        XCTAssertEqual((call?["args"] as? [Any])?[1] as? String, "Choose the input look")
+        let filters = options(of: call)["filters"] as? [[Any]] ?? []
+        XCTAssertEqual(filters.count, 1)
+        XCTAssertEqual((filters.first?.last as? [[Any]])?.map { $0.last as? String }, ["*.cube", "*.CUBE"])
+        XCTAssertEqual((filters.first?.last as? [[Any]])?.map { $0.first as? Int }, [0, 0], "0: a glob")
+    }
+
+    func testACancelledPickPrintsNullAndExitsWithOne() throws {
+        let bus = try PrivateSessionBus(self)
+        _ = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop", parameters: ["response": 1])
+        let result = try pick(bus, ["source"])
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertEqual(result.stdout, "null\n")
+        XCTAssertEqual(result.stderr, "")
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: state.appendingPathComponent("ftgst/pick-folders.json").path),
+            "a cancel remembers no folder")
+    }
+
+    func testAChooserLeftOpenIsClosedAtTheDeadline() throws {
+        let bus = try PrivateSessionBus(self)
+        let portal = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop", parameters: ["delay_ms": -1])
+        let result = try pick(bus, ["source", "--timeout-ms", "1000"])
+        assertFailure(result, code: "CANCELLED", status: 130)
+        XCTAssertTrue(result.stderr.contains("no file was chosen within 1000 ms"), result.stderr)
+        XCTAssertTrue(portal.called("Close"), "the request is withdrawn (Request.Close): \(portal.lines)")
+    }
+
+    func testAPortalThatNeverAnswersIsNotSupportedWithinSeconds() throws {
+        let bus = try PrivateSessionBus(self)
+        _ = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop", parameters: ["file_chooser": "hang"])
+        let result = try pick(bus, ["source"])
+        assertFailure(result, code: "NOT_SUPPORTED", status: 79)
+        XCTAssertTrue(result.stderr.contains("no answer within 5000 ms"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("no display for zenity or kdialog"), result.stderr)
+    }
+
+    func testNoPortalOrNoBusIsNotSupportedAtOnce() throws {
+        let bus = try PrivateSessionBus(self)
+        let result = try pick(bus, ["lut"])
+        assertFailure(result, code: "NOT_SUPPORTED", status: 79)
+        XCTAssertTrue(result.stderr.contains("org.freedesktop.DBus.Error.ServiceUnknown"), result.stderr)
+
+        let noBus = try Run.ftgst(
+            ["pick", "source"],
+            environment: [
+                "DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": work.path, "DISPLAY": "", "WAYLAND_DISPLAY": "",
+            ])
+        assertFailure(noBus, code: "NOT_SUPPORTED", status: 79)
+        XCTAssertTrue(noBus.stderr.contains("no session bus"), noBus.stderr)
+    }
+
+    func testAPickWithABadKindIsAUsageError() throws {
+        assertFailure(try Run.ftgst(["pick", "movie"]), code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(try Run.ftgst(["pick"]), code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(try Run.ftgst(["pick", "lut", "--timeout-ms", "0"]), code: "INVALID_ARGUMENT", status: 64)
+    }
+
+    // MARK: - The engine
+
+    func testTheEnginesPickersAnswerTheFileOrNull() throws {
+        let bus = try PrivateSessionBus(self)
+        let file = try chosenFile("look one.cube")
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in bus.environment { env[key] = value }
+        env["XDG_STATE_HOME"] = state.path
+        env["XDG_RUNTIME_DIR"] = work.path
+        let portal = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop", parameters: ["uris": [file.uri]])
+        let engine = try EngineProcess(executable: TestEnvironment.binary, arguments: ["serve"], environment: env)
+        addTeardownBlock { engine.kill() }
+
+        engine.request(id: 1, "pickLutFile", .object([("slot", .string("creativeLut"))]))
+        let lut = try engine.response(id: 1)["result"]
+        XCTAssertEqual(lut?["slot"]?.string, "creativeLut", engine.stderr)
+        XCTAssertEqual(lut?["uri"]?.string, file.uri)
+        XCTAssertEqual(lut?["path"]?.string, file.path)
+        engine.request(id: 2, "pickSource", .object([("title", .string("Open a clip"))]))
+        XCTAssertEqual(try engine.response(id: 2)["result"]?["uri"]?.string, file.uri)
+        XCTAssertEqual(portal.calls("FileChooser.OpenFile").count, 2)
+        XCTAssertEqual((portal.calls("FileChooser.OpenFile").last?["args"] as? [Any])?[1] as? String, "Open a clip")
+
+        portal.stop()
+        _ = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop", parameters: ["response": 1])
+        engine.request(id: 3, "pickSource", .object([]))
+        let cancelled = try engine.response(id: 3)
+        XCTAssertEqual(cancelled["result"], .null, cancelled.serialized)
+        XCTAssertNil(cancelled["error"])
+        engine.request(id: 4, "pickLutFile", .object([("slot", .string("look"))]))
+        XCTAssertEqual(try engine.response(id: 4)["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT")
+    }
+
+    /// A WebSocket client may name only files inside `--allow`, except a file its own user picked: that one, by
+    /// that connection, and no other file beside it nor another connection.
+    func testAPickedFileOutsideTheAllowedFoldersIsUsableByThatConnectionOnly() throws {
+        let bus = try PrivateSessionBus(self)
+        let outside = try TestEnvironment.temporaryDirectory(self)
+        let picked = outside.appendingPathComponent("picked.mp4").path
+        let beside = outside.appendingPathComponent("beside.mp4").path
+        for path in [picked, beside] {
+            try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: path)
+        }
+        _ = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop", parameters: ["uris": ["file://" + picked]]
+        )
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in bus.environment { env[key] = value }
+        env["XDG_STATE_HOME"] = state.path
+        env["XDG_RUNTIME_DIR"] = state.path
+        let engine = try EngineProcess(
+            executable: TestEnvironment.binary, arguments: ["serve", "--listen", "127.0.0.1:0", "--allow", work.path],
+            environment: env)
+        addTeardownBlock { engine.kill() }
+        let page = try XCTUnwrap(try engine.waitFor(timeout: 30, "the url line") { _ in true }["url"]?.string)
+        let origin = String(page[..<page.range(of: "/?token=")!.lowerBound])
+        let token = String(page[page.range(of: "?token=")!.upperBound...])
+        let rpc = "ws://" + origin.dropFirst("http://".count) + "/rpc?token=" + token
+        let first = RPCSocket(try WebSocketClient(connectingTo: rpc, origin: origin))
+        let second = RPCSocket(try WebSocketClient(connectingTo: rpc, origin: origin))
+        func probe(_ socket: RPCSocket, id: Int64, _ path: String) throws -> JSONValue {
+            try socket.call(id: id, "probeSource", .object([("uri", .string(path))]))
+        }
+
+        XCTAssertEqual(try probe(first, id: 1, picked)["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT")
+        XCTAssertEqual(try first.call(id: 2, "pickSource", .object([]))["result"]?["path"]?.string, picked)
+        XCTAssertEqual(try probe(first, id: 3, picked)["result"]?["durationMs"]?.int, 3000, "the user chose it")
+        XCTAssertEqual(
+            try probe(first, id: 4, beside)["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT", "only that file")
+        XCTAssertEqual(
+            try probe(second, id: 5, picked)["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT",
+            "only for the connection whose user chose it")
+    }
+}
