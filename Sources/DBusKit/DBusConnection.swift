@@ -147,6 +147,33 @@ public final class DBusConnection: @unchecked Sendable {
         return DBusValue(variant: reply)
     }
 
+    /// `call` with open file descriptors passed along (`GUnixFDList`): the arguments name them as `.handle(i)`, `i`
+    /// the index in `fileDescriptors`. The descriptors stay the caller's (GIO sends duplicates).
+    public func call(
+        _ destination: String, _ path: String, _ interface: String, _ method: String, _ arguments: DBusValue,
+        fileDescriptors: [Int32], timeoutMilliseconds: Int
+    ) throws -> DBusValue {
+        guard case .tuple = arguments, let parameters = arguments.makeVariant() else {
+            throw DBusError(kind: .failed, message: "\(interface).\(method): arguments D-Bus cannot carry")
+        }
+        let list = g_unix_fd_list_new()!
+        defer { g_object_unref(list) }
+        for descriptor in fileDescriptors {
+            var error: UnsafeMutablePointer<GError>?
+            if g_unix_fd_list_append(list, descriptor, &error) < 0 {
+                g_variant_unref(g_variant_ref_sink(parameters))
+                throw takeError(error, what: "\(interface).\(method)")
+            }
+        }
+        var error: UnsafeMutablePointer<GError>?
+        let reply = g_dbus_connection_call_with_unix_fd_list_sync(
+            connection, destination, path, interface, method, parameters, nil, G_DBUS_CALL_FLAGS_NONE,
+            gint(clamping: timeoutMilliseconds), list, nil, nil, &error)
+        guard let reply else { throw takeError(error, what: "\(interface).\(method)", timeout: timeoutMilliseconds) }
+        defer { g_variant_unref(reply) }
+        return DBusValue(variant: reply)
+    }
+
     /// A property's value (`org.freedesktop.DBus.Properties.Get`), unwrapped from its variant.
     public func property(
         _ destination: String, _ path: String, _ interface: String, _ name: String, timeoutMilliseconds: Int

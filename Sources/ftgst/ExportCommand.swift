@@ -44,6 +44,10 @@ enum ExportCommand {
                 help: "also build the source's mezzanine first (ftgst mezzanine), stage `mezzanine`",
                 aliases: ["mezzanine"]),
             .flag("overwrite", "replace OUT if it exists (else WRITE_FAILED)"),
+            .flag(
+                "notify",
+                "show the export on the desktop: a notification with its progress and a Cancel button, dock progress, suspend inhibited"
+            ),
             .init(
                 name: "progress", value: "MODE", help: "auto|bar|jsonl|none",
                 defaultValue: "auto: a bar on a terminal's stderr, else none",
@@ -111,6 +115,7 @@ enum ExportCommand {
             options.depth = depth
         }
         if arguments.has("overwrite") { options.overwrite = true }
+        if arguments.has("notify") { options.notify = true }
         if arguments.has("build-mezzanine") { options.mezzanine = true }
         if let value = arguments.string("workspace") { options.workspace = value }
         if let value = try arguments.int("timeout-ms") { options.timeoutMilliseconds = value }

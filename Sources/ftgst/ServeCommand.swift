@@ -22,6 +22,9 @@ enum ServeCommand {
                 help:
                     "also serve the protocol over a WebSocket at /rpc and the studio's page, on the loopback interface only (PORT 0: a free one); the first stdout line is {\"url\":…}"
             ),
+            .flag(
+                "no-notify",
+                "no desktop notification (with Cancel), dock progress or suspend inhibitor while an export runs"),
             .init(
                 name: "allow", value: "DIR",
                 help:
@@ -67,7 +70,8 @@ enum ServeCommand {
             guard (0...1_048_576).contains(megabytes) else { throw usage("--memory-mb must be 0…1048576") }
             budget = Int(megabytes) << 20
         }
-        let engine = MediaEngine(memoryBudgetBytes: budget, send: { output.write($0) })
+        let engine = MediaEngine(
+            memoryBudgetBytes: budget, notify: !arguments.has("no-notify"), send: { output.write($0) })
         var transport: ListenTransport?
         if let listen {
             let allowed = try FileAccess(

@@ -66,17 +66,67 @@ package final class PrivateSessionBus {
         return result.stdout.contains("true")
     }
 
-    /// Starts a python-dbusmock stand-in from `Tests/Resources/desktop/TEMPLATE.py` with `parameters`, and waits
-    /// (20 s at most) until it owns `name`.
+    /// Has the stand-in at `destination` emit a signal (dbusmock's `org.freedesktop.DBus.Mock.EmitSignal`): `arguments`
+    /// is the signal's values in GVariant text, as an `av` (`[<'id'>, <'cancel'>]`).
+    package func emitSignal(
+        from destination: String, path: String, interface: String, member: String, signature: String,
+        _ arguments: String
+    ) throws {
+        let result = try Run.process(
+            URL(fileURLWithPath: "/usr/bin/gdbus"),
+            [
+                "call", "--session", "--dest", destination, "--object-path", path, "--method",
+                "org.freedesktop.DBus.Mock.EmitSignal", interface, member, signature, arguments,
+            ], environment: ["DBUS_SESSION_BUS_ADDRESS": address], timeout: 10)
+        XCTAssertEqual(result.status, 0, "EmitSignal \(member): \(result.stderr)")
+    }
+
+    /// Records every signal of `interface` on the bus, as `dbus-monitor` prints them, into a file read by
+    /// `BusMonitor.text`; stopped when the test ends. Returns once it records: a probe signal
+    /// (`interface.member` with the one string `ftgst-monitor-probe`, from `/probe`) has come through.
+    package func monitor(_ testCase: XCTestCase, interface: String, member: String) throws -> BusMonitor {
+        let rule = "type='signal',interface='\(interface)'"
+        let file = folder.appendingPathComponent("monitor-\(UUID().uuidString).txt")
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-monitor")
+        process.arguments = ["--address", address, rule]
+        process.standardOutput = try FileHandle(forWritingTo: file)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        testCase.addTeardownBlock {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while !((try? String(contentsOf: file, encoding: .utf8)) ?? "").contains("ftgst-monitor-probe") {
+            guard Date() < deadline else {
+                XCTFail("dbus-monitor recorded nothing within 20 s")
+                throw CocoaError(.executableLoad)
+            }
+            _ = try Run.process(
+                URL(fileURLWithPath: "/usr/bin/gdbus"),
+                [
+                    "emit", "--session", "--object-path", "/probe", "--signal", "\(interface).\(member)",
+                    "'ftgst-monitor-probe'",
+                ], environment: ["DBUS_SESSION_BUS_ADDRESS": address], timeout: 10)
+            usleep(50_000)
+        }
+        return BusMonitor(file: file)
+    }
+
+    /// Starts a python-dbusmock stand-in from `Tests/Resources/desktop/TEMPLATE.py` (else dbusmock's own template
+    /// of that name) with `parameters`, and waits (20 s at most) until it owns `name`.
     package func startMock(
         _ testCase: XCTestCase, template: String, name: String, parameters: [String: Any] = [:]
     ) throws -> MockService {
         let log = folder.appendingPathComponent("\(template)-\(UUID().uuidString).log")
         let script = TestEnvironment.packageRoot.appendingPathComponent("Tests/Resources/desktop/\(template).py")
+        let templateArgument = FileManager.default.fileExists(atPath: script.path) ? script.path : template
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [
-            "-m", "dbusmock", "--session", "-t", script.path, "-l", log.path, "-p",
+            "-m", "dbusmock", "--session", "-t", templateArgument, "-l", log.path, "-p",
             String(decoding: try JSONSerialization.data(withJSONObject: parameters), as: UTF8.self),
         ]
         var env = ProcessInfo.processInfo.environment
@@ -137,4 +187,10 @@ package final class MockService {
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
     }
+}
+
+/// What `dbus-monitor` printed so far.
+package struct BusMonitor {
+    let file: URL
+    package var text: String { (try? String(contentsOf: file, encoding: .utf8)) ?? "" }
 }

@@ -114,7 +114,9 @@ extension MediaEngine {
     /// `ftgst export --request`'s object; `exportProgress` notifications while it runs, the result event at the end.
     /// They go to `client` alone.
     func export(_ params: JSONValue, _ client: RPCClient) async throws -> JSONValue {
-        let options = try ExportOptions.fromJSON(Data(params.serialized.utf8))
+        var options = try ExportOptions.fromJSON(Data(params.serialized.utf8))
+        options.notify = notify
+        options.notifyAnswersButtons = true
         if let allowed = client.allowed {
             try allowed.check(render: options.render)
             if let folder = options.presets { try allowed.check(path: folder, "presets") }

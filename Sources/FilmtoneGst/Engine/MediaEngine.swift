@@ -50,10 +50,16 @@ public final class MediaEngine: Sendable {
     /// else the temporary folder. `send`: where the answers to messages received without a client go.
     /// `memoryBudgetBytes`: what the warm previews' frames, look tables and kept pipelines may hold (least recently used evicted
     /// past it); `idleRelease`: how long without a preview before they are let go.
+    /// Whether its exports show on the desktop (`ExportOptions.notify`): `ftgst serve`'s default, `--no-notify`.
+    let notify: Bool
+
+    /// `notify`: each export shows a notification with Cancel, dock progress, keeps the machine awake
+    /// (`ExportDesktop`), where the session bus offers them.
     public init(
         previewParent: String? = nil, memoryBudgetBytes: Int = MediaEngine.defaultMemoryBudgetBytes,
-        idleRelease: Duration = .seconds(60), send: @escaping Sink
+        idleRelease: Duration = .seconds(60), notify: Bool = false, send: @escaping Sink
     ) {
+        self.notify = notify
         primary = RPCClient(send: send)
         previews = PreviewFolder(parent: previewParent)
         warm = WarmPreviews(budgetBytes: memoryBudgetBytes, idleRelease: idleRelease)

@@ -18,6 +18,8 @@ public enum CancelReason: String, Sendable, CaseIterable {
     case timeout
     /// `ftgst serve`: its client went away (stdin reached its end, or stdout could no longer be written).
     case disconnected
+    /// The Cancel button of the export's desktop notification (`ExportDesktop`).
+    case notification
 }
 
 /// One export's stop point. Everything that may stop this export records a reason here: its own deadline, its

@@ -188,6 +188,13 @@ struct ExportRun {
         defer { withExtendedLifetime(lock) {} }
 
         let record = ExportRecorder(request: request)
+        let desktop =
+            request.options.notify
+            ? ExportDesktop.start(
+                name: request.output.lastPathComponent, environment: ProcessInfo.processInfo.environment,
+                onCancel: { [token] in token.cancel(.notification) })
+            : nil
+        record.memoryWarnings = { desktop?.memoryWarningCount }
         let deadline = request.options.timeoutMilliseconds.map { Deadline(after: $0) }
         let cancelReason: () -> CancelReason? = {
             if let reason = token.reason { return reason }
@@ -210,6 +217,7 @@ struct ExportRun {
                 event.progress = max(reported, min(1, event.progress))
                 reported = event.progress
                 emit(event)
+                desktop?.progress(event)
             }
             report(ExportProgress(stage: .probing, progress: 0, currentFrame: 0, totalFrames: nil, framesPerSecond: 0))
             try request.source.checkExists()
@@ -282,6 +290,7 @@ struct ExportRun {
                     stage: .finalizing, progress: 1, currentFrame: frames,
                     totalFrames: plan.totalFrames ?? frames, framesPerSecond: record.framesPerSecond,
                     remainingMilliseconds: 0))
+            desktop?.finish(result: result, error: nil, answersButtons: request.options.notifyAnswersButtons)
             return result
         } catch {
             var failure = (error as? FilmtoneError) ?? FilmtoneError(.internalError, "\(error)")
@@ -294,6 +303,7 @@ struct ExportRun {
                 ? .cancelled(token.reason ?? .api, detail: token.detail)
                 : .failed(failure)
             record.writeFailureRecord(in: request.workspace.records, outcome: outcome)
+            desktop?.finish(result: nil, error: failure, answersButtons: false)
             throw failure
         }
     }

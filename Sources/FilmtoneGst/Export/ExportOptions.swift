@@ -30,6 +30,11 @@ public struct ExportOptions: RenderJobOptions, Sendable {
     public var workspace: String? = nil
     /// No new frame for this long is an error (a stalled pipeline), with or without a timeout.
     public var stallMilliseconds: Int64 = 60_000
+    /// Show the export on the desktop while it runs (`ExportDesktop`: a notification with Cancel, dock progress,
+    /// suspend inhibited, low-memory warnings counted), where the session bus offers each.
+    public var notify: Bool = false
+    /// With `notify`: this process stays to answer the last notification's Open and Show in folder (the engine).
+    public var notifyAnswersButtons: Bool = false
 
     /// Stop with `CANCELLED` (reason `timeout`) after this long; nil: no limit (a stalled pipeline is still
     /// caught: no new frame for `stallMilliseconds` is an error).

@@ -19,6 +19,8 @@ final class ExportRecorder {
 
     let request: ExportRequest
     let pressure = MemoryPressureCounter()
+    /// The desktop portal's low-memory warnings during the export (`ExportDesktop`), nil when none was watched.
+    var memoryWarnings: () -> Int? = { nil }
     var source: ProbeReport? = nil
     var output: ProbeReport? = nil
     var preset: ExportPreset? = nil
@@ -137,6 +139,7 @@ final class ExportRecorder {
             ("memoryPressureCount", pressureCount.map { .int($0) } ?? .null),
             ("memoryPressureSource", .string(pressure.source)),
             ("memoryStallUs", .int(pressure.stallMicroseconds)),
+            ("memoryWarningCount", memoryWarnings().map { .int(Int64($0)) } ?? .null),
             ("cpus", .int(Int64(ProcessInfo.processInfo.activeProcessorCount))),
             ("pid", .int(Int64(getpid()))),
             ("ftgst", .string(FilmtoneVersion.string)), ("gstreamer", .string(GstRuntime.version)),

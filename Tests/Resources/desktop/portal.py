@@ -8,9 +8,15 @@ line of its own starting `ftgst-call ` (what the tests read). Parameters (`-p JS
   response:     0 picked (default), 1 cancelled, 2 failed: the Request.Response the chooser sends
   uris:         the uris it answers with (default: none)
   delay_ms:     after how long it sends the Response (default 50); -1: never (the user is still choosing)
+  interfaces:   the other portal interfaces it serves (a `version` property each): any of "Notification",
+                "Inhibit", "MemoryMonitor", "OpenURI" (default none)
+
+A test emits a signal (Notification.ActionInvoked, MemoryMonitor.LowMemoryWarning) through dbusmock's own
+org.freedesktop.DBus.Mock.EmitSignal.
 '''
 
 import json
+import os
 import time
 
 import dbus
@@ -54,6 +60,26 @@ def load(mock, parameters):
     PARAMETERS.clear()
     PARAMETERS.update(parameters)
     mock.AddProperties(MAIN_IFACE, {'version': dbus.UInt32(4, variant_level=1)})
+    for name in parameters.get('interfaces', []):
+        mock.AddProperties('org.freedesktop.portal.' + name, {'version': dbus.UInt32(1, variant_level=1)})
+    if 'OpenURI' in parameters.get('interfaces', []):
+        # OpenURI.OpenFile shares its name with FileChooser.OpenFile: dbus-python looks a method up by name and
+        # interface along the class's MRO, so it goes on a subclass.
+        mock.__class__ = type('PortalWithOpenURI', (mock.__class__,), {'OpenFile': OpenURIOpenFile})
+
+
+def opened_path(fd):
+    '''The path of a descriptor passed in the call (closed here).'''
+    number = fd.take()
+    try:
+        return os.readlink('/proc/self/fd/%d' % number)
+    finally:
+        os.close(number)
+
+
+def served(name):
+    if name not in PARAMETERS.get('interfaces', []):
+        raise dbus.exceptions.DBusException('not served here', name='org.freedesktop.DBus.Error.UnknownMethod')
 
 
 def request_path(sender, token):
@@ -85,3 +111,38 @@ def OpenFile(self, parent_window, title, options, sender=None, reply=None, error
     delay = int(PARAMETERS.get('delay_ms', 50))
     if delay >= 0:
         GLib.timeout_add(delay, send_response, self, path, response, results)
+
+
+@dbus.service.method('org.freedesktop.portal.Notification', in_signature='sa{sv}', out_signature='')
+def AddNotification(self, notification_id, notification):
+    served('Notification')
+    record(self, 'Notification.AddNotification', notification_id, notification)
+
+
+@dbus.service.method('org.freedesktop.portal.Notification', in_signature='s', out_signature='')
+def RemoveNotification(self, notification_id):
+    served('Notification')
+    record(self, 'Notification.RemoveNotification', notification_id)
+
+
+@dbus.service.method('org.freedesktop.portal.Inhibit', in_signature='sua{sv}', out_signature='o',
+                     sender_keyword='sender')
+def Inhibit(self, window, flags, options, sender=None):
+    served('Inhibit')
+    record(self, 'Inhibit.Inhibit', window, flags, options)
+    path = request_path(sender, str(options.get('handle_token', 'inhibit')))
+    self.AddObject(path, REQUEST_IFACE, {}, [('Close', '', '', '')])
+    return dbus.ObjectPath(path)
+
+
+@dbus.service.method('org.freedesktop.portal.OpenURI', in_signature='sha{sv}', out_signature='o')
+def OpenDirectory(self, parent_window, fd, options):
+    served('OpenURI')
+    record(self, 'OpenURI.OpenDirectory', parent_window, opened_path(fd), options)
+    return dbus.ObjectPath('/org/freedesktop/portal/desktop/request/0/opendirectory')
+
+
+@dbus.service.method('org.freedesktop.portal.OpenURI', in_signature='sha{sv}', out_signature='o')
+def OpenURIOpenFile(self, parent_window, fd, options):
+    record(self, 'OpenURI.OpenFile', parent_window, opened_path(fd), options)
+    return dbus.ObjectPath('/org/freedesktop/portal/desktop/request/0/openfile')

@@ -1,0 +1,31 @@
+import DBusKit
+import FilmtoneCore
+import Foundation
+
+/// Opens a file, or shows it in its folder, through the portal's `OpenURI` (`OpenFile`/`OpenDirectory` take the
+/// file as an open descriptor: `OpenURI.OpenURI` refuses `file://` by design); else `xdg-open` (the file, or its
+/// folder) where there is a display. What the last notification's Open and Show in folder do.
+struct DesktopOpener {
+    var bus: DBusConnection
+    var environment: [String: String] = ProcessInfo.processInfo.environment
+
+    /// Which handler took it, nil when none could.
+    @discardableResult
+    func open(_ path: String, folder: Bool, ask: Bool = false) -> ShareResult.Handler? {
+        if let file = FileHandle(forReadingAtPath: path) {
+            defer { try? file.close() }
+            let options: [String: DBusValue] = folder ? [:] : ["ask": .bool(ask)]
+            let opened = try? bus.call(
+                ExportDesktop.portal, ExportDesktop.portalPath, "org.freedesktop.portal.OpenURI",
+                folder ? "OpenDirectory" : "OpenFile", .tuple([.string(""), .handle(0), .vardict(options)]),
+                fileDescriptors: [file.fileDescriptor], timeoutMilliseconds: 10_000)
+            if opened != nil { return .portal }
+        }
+        let hasDisplay = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+        guard hasDisplay, let program = Subprocess.find("xdg-open", environment: environment) else { return nil }
+        let target = folder ? (path as NSString).deletingLastPathComponent : path
+        let outcome = try? Subprocess.run(
+            program, [Share.fileURI(path: target)], environment: environment, timeoutMilliseconds: 10_000)
+        return outcome?.status == 0 ? .xdgOpen : nil
+    }
+}
