@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a helper program (`xdg-user-dir`, `gdbus`, `xdg-open`) ended.
+/// How a helper program (`xdg-user-dir`, `xdg-open`, `zenity`) ended.
 package struct SubprocessOutcome {
     /// The exit status, or nil when it was killed at the deadline (or by a signal).
     package var status: Int32?

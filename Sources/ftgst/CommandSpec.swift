@@ -96,6 +96,7 @@ enum Commands {
         ProbeCommand.spec,
         ExportCommand.spec,
         PresetsCommand.spec, CancelCommand.spec, SaveCommand.spec, ShareCommand.spec, PickCommand.spec,
+        DesktopCommand.spec,
         MezzanineCommand.spec,
         ThumbnailerCommand.spec,
         ServeCommand.spec, ManCommand.spec, CompletionCommand.spec,

@@ -194,7 +194,7 @@ enum ManPage {
         ),
         (
             "DBUS_SESSION_BUS_ADDRESS",
-            "the session bus (else $XDG_RUNTIME_DIR/bus): share hands the file to the XDG desktop portal on it (gdbus), pick asks its file chooser."
+            "the session bus (else $XDG_RUNTIME_DIR/bus): share hands the file to the XDG desktop portal on it, pick asks its file chooser, export --notify shows a notification."
         ),
         ("DISPLAY, WAYLAND_DISPLAY", "share falls back to xdg-open, pick to zenity or kdialog, when one is set."),
         ("GST_DEBUG", "GStreamer's own debug log on stderr (the only other stderr output)."),

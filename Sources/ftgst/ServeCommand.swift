@@ -38,7 +38,7 @@ enum ServeCommand {
             reads one JSON-RPC 2.0 request per line on stdin and writes one answer per line on stdout (docs/RPC.md):
             pickSource, pickLutFile (the desktop's file chooser, as ftgst pick), probeSource, renderPreviewFrame,
             runExport (with exportProgress notifications), saveToPhotos, shareOutput, cancelExport, and ftgst's own
-            listFiles and listPresets. Logs go to stderr. With --listen, every request needs the token of the url
+            listFiles, listPresets and desktop. Logs go to stderr. With --listen, every request needs the token of the url
             line, and a WebSocket only from the page's own Origin; a WebSocket that closes stops the export it
             started. It ends when stdin closes, on SIGTERM or
             SIGINT, and when its parent exits, stopping a running export first (nothing left at its output) and

@@ -13,7 +13,7 @@ enum ShareCommand {
                 defaultValue: "$FTGST_SHARE_TIMEOUT_MS, else 10000"),
         ],
         notes: #"""
-            hands FILE to the XDG desktop portal (gdbus, when DBUS_SESSION_BUS_ADDRESS is set), else to xdg-open (when DISPLAY or WAYLAND_DISPLAY is set), and prints {"uri":…,"handler":"portal"|"xdg-open"}; no desktop, or a handler that fails or does not return in time, is [SHARE_UNAVAILABLE]
+            hands FILE to the XDG desktop portal's application chooser (OpenURI with ask, on the session bus), else to xdg-open (when DISPLAY or WAYLAND_DISPLAY is set), and prints {"uri":…,"handler":"portal"|"xdg-open"}; no desktop, or a handler that fails or does not return in time, is [SHARE_UNAVAILABLE]
             """#)
 
     static func run(_ words: [String]) async throws {

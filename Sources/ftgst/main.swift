@@ -21,6 +21,7 @@ func runCommand(_ words: [String]) async throws -> Int32 {
     case "save": try await SaveCommand.run(rest)
     case "share": try await ShareCommand.run(rest)
     case "pick": return try await PickCommand.run(rest)
+    case "desktop": try await DesktopCommand.run(rest)
     case "mezzanine": try await MezzanineCommand.run(rest)
     case "serve": try await ServeCommand.run(rest)
     case "man": try ManCommand.run(rest)

@@ -216,4 +216,45 @@ final class PickCLITests: XCTestCase {
             try probe(second, id: 5, picked)["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT",
             "only for the connection whose user chose it")
     }
+
+    // MARK: - What the desktop offers
+
+    func testDesktopSaysWhatTheSessionServes() throws {
+        let bus = try PrivateSessionBus(self)
+        _ = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop",
+            parameters: ["interfaces": ["Notification", "OpenURI"]])
+        _ = try bus.startMock(self, template: "notification_daemon", name: "org.freedesktop.Notifications")
+        var env = bus.environment
+        env["PATH"] = "/usr/bin:/bin"
+        let result = try Run.ftgst(["desktop"], environment: env)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let json = try result.json()
+        XCTAssertEqual(json["sessionBus"] as? Bool, true)
+        XCTAssertEqual(
+            json["portal"] as? [String: Int], ["FileChooser": 4, "Notification": 1, "OpenURI": 1],
+            "the interfaces served, not Inhibit or MemoryMonitor")
+        let server = try XCTUnwrap(json["notificationServer"] as? [String: Any])
+        XCTAssertFalse((server["name"] as? String ?? "").isEmpty, "\(server)")
+        XCTAssertTrue((server["capabilities"] as? [String] ?? []).contains("body"), "\(server)")
+        XCTAssertEqual(json["display"] as? Bool, false)
+        XCTAssertNotNil(json["programs"] as? [String: Any])
+
+        // The engine's `desktop` answers the same object.
+        var engineEnv = ProcessInfo.processInfo.environment
+        for (key, value) in env { engineEnv[key] = value }
+        engineEnv["XDG_RUNTIME_DIR"] = work.path
+        let engine = try EngineProcess(executable: TestEnvironment.binary, arguments: ["serve"], environment: engineEnv)
+        addTeardownBlock { engine.kill() }
+        engine.request(id: 1, "desktop", nil)
+        let answer = try engine.response(id: 1)["result"]
+        XCTAssertEqual(answer?["portal"]?["FileChooser"]?.int, 4, engine.stderr)
+        XCTAssertEqual(answer?["sessionBus"], .bool(true))
+
+        let alone = try Run.ftgst(
+            ["desktop"], environment: ["DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": work.path])
+        XCTAssertEqual(alone.status, 0, alone.stderr)
+        XCTAssertEqual(try alone.json()["sessionBus"] as? Bool, false)
+        XCTAssertEqual(try alone.json()["portal"] as? [String: Int], [:])
+    }
 }

@@ -2,8 +2,9 @@ import FilmtoneTestSupport
 import Foundation
 import XCTest
 
-/// `ftgst share` end to end through the built binary, with stand-in handlers (`xdg-open`, `gdbus`) on PATH and a
-/// controlled environment: the URI, which handler is chosen, what it receives, failures, time-outs, no desktop.
+/// `ftgst share` end to end through the built binary, with a stand-in `xdg-open` on PATH, a stand-in portal on a
+/// private session bus, and a controlled environment: the URI, which handler is chosen, what it receives,
+/// failures, time-outs, no desktop.
 final class ShareCLITests: XCTestCase {
     private var folder: URL!
     private var tools: URL!
@@ -60,41 +61,29 @@ final class ShareCLITests: XCTestCase {
         XCTAssertEqual(try result.json()["handler"] as? String, "xdg-open")
     }
 
-    /// With a session bus, the portal's OpenFile gets the file as an open descriptor (gdbus's stdin, `handle 0`).
-    func testPortalGetsTheFileThroughGdbus() throws {
-        let stdinRecord = folder.appendingPathComponent("stdin.txt")
-        try standIn(
-            "gdbus",
-            """
-            #!/bin/sh
-            printf '%s\\n' "$@" > '\(record.path)'
-            readlink /proc/$$/fd/0 > '\(stdinRecord.path)'
-            echo "(objectpath '/org/freedesktop/portal/desktop/request/1_23/t',)"
-            """)
+    /// With a session bus, the portal's `OpenURI.OpenFile` gets the file as an open descriptor, with `ask` (its
+    /// application chooser), through a real bus to a stand-in portal; xdg-open is not run.
+    func testThePortalGetsTheFileAsADescriptorAndAsks() throws {
+        let bus = try PrivateSessionBus(self)
+        let portal = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop", parameters: ["interfaces": ["OpenURI"]])
         let xdgRecord = folder.appendingPathComponent("xdg.txt")
         try standIn("xdg-open", "#!/bin/sh\necho \"$@\" > '\(xdgRecord.path)'\n")
-        let result = try share(
-            [file.path], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "DISPLAY": ":99"])
+        let result = try share([file.path], ["DBUS_SESSION_BUS_ADDRESS": bus.address, "DISPLAY": ":99"])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stdout, "{\"uri\":\"\(expectedURI)\",\"handler\":\"portal\"}\n")
-        let arguments = try String(contentsOf: record, encoding: .utf8).split(separator: "\n").map(String.init)
-        XCTAssertEqual(
-            arguments,
-            [
-                "call", "--session", "--dest", "org.freedesktop.portal.Desktop", "--object-path",
-                "/org/freedesktop/portal/desktop", "--method", "org.freedesktop.portal.OpenURI.OpenFile", "''",
-                "handle 0", "@a{sv} {}",
-            ])
-        XCTAssertEqual(try String(contentsOf: stdinRecord, encoding: .utf8), file.path + "\n")
+        let call = try XCTUnwrap(portal.calls("OpenURI.OpenFile").first)
+        let arguments = call["args"] as? [Any] ?? []
+        XCTAssertEqual(arguments.first as? String, "", "no parent window")
+        XCTAssertEqual(arguments[1] as? String, file.path, "the file itself, as a descriptor")
+        XCTAssertEqual((arguments.last as? [String: Any])?["ask"] as? Bool, true, "the application chooser")
         XCTAssertFalse(FileManager.default.fileExists(atPath: xdgRecord.path), "xdg-open must not run after the portal")
     }
 
-    func testAFailingPortalFallsBackToXdgOpen() throws {
-        try standIn(
-            "gdbus", "#!/bin/sh\necho 'Error: GDBus.Error:org.freedesktop.DBus.Error.ServiceUnknown' >&2\nexit 1\n")
+    func testAMissingPortalFallsBackToXdgOpen() throws {
+        let bus = try PrivateSessionBus(self)
         try standIn("xdg-open", "#!/bin/sh\necho \"$@\" > '\(record.path)'\n")
-        let result = try share(
-            [file.path], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus", "DISPLAY": ":99"])
+        let result = try share([file.path], ["DBUS_SESSION_BUS_ADDRESS": bus.address, "DISPLAY": ":99"])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(try result.json()["handler"] as? String, "xdg-open")
         XCTAssertEqual(try String(contentsOf: record, encoding: .utf8), expectedURI + "\n")
@@ -110,11 +99,12 @@ final class ShareCLITests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("no method available for opening"), result.stderr)
     }
 
-    func testAFailingPortalWithoutDisplayIsShareUnavailable() throws {
-        try standIn("gdbus", "#!/bin/sh\necho 'Error: ServiceUnknown' >&2\nexit 1\n")
-        let result = try share([file.path], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"])
+    func testAMissingPortalWithoutDisplayIsShareUnavailable() throws {
+        let bus = try PrivateSessionBus(self)
+        let result = try share([file.path], ["DBUS_SESSION_BUS_ADDRESS": bus.address])
         assertFailure(result, code: "SHARE_UNAVAILABLE", status: 78)
         XCTAssertTrue(result.stderr.contains("desktop portal failed"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("org.freedesktop.DBus.Error.ServiceUnknown"), result.stderr)
         XCTAssertTrue(result.stderr.contains("--print"), result.stderr)
     }
 

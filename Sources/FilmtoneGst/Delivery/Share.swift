@@ -1,3 +1,4 @@
+import DBusKit
 import FilmtoneCore
 import Foundation
 
@@ -19,7 +20,8 @@ public struct ShareOptions: Sendable {
 public struct ShareResult: Equatable, Sendable {
     /// Which desktop mechanism took the file.
     public enum Handler: String, Sendable {
-        /// The XDG desktop portal (`org.freedesktop.portal.OpenURI.OpenFile`), through `gdbus`.
+        /// The XDG desktop portal (`org.freedesktop.portal.OpenURI.OpenFile` with `ask`: its application chooser),
+        /// through GIO's D-Bus client.
         case portal
         /// `xdg-open FILE-URI`.
         case xdgOpen = "xdg-open"
@@ -73,18 +75,17 @@ struct ShareRequest {
 enum Share {
     /// A way to hand the file over, with the program that does it.
     enum Route: Equatable {
-        case portal(gdbus: URL)
+        /// The session bus at this address.
+        case portal(String)
         case xdgOpen(URL)
     }
 
-    /// The handlers to try, in order: the portal when `gdbus` is on PATH and `DBUS_SESSION_BUS_ADDRESS` is set;
+    /// The handlers to try, in order: the portal when there is a session bus (`DBusConnection.sessionAddress`);
     /// `xdg-open` when it is on PATH and `DISPLAY` or `WAYLAND_DISPLAY` is set. Empty: no desktop.
     static func routes(_ environment: [String: String]) -> [Route] {
         func isSet(_ name: String) -> Bool { !(environment[name] ?? "").isEmpty }
         var routes: [Route] = []
-        if isSet("DBUS_SESSION_BUS_ADDRESS"), let gdbus = Subprocess.find("gdbus", environment: environment) {
-            routes.append(.portal(gdbus: gdbus))
-        }
+        if let address = DBusConnection.sessionAddress(environment) { routes.append(.portal(address)) }
         if isSet("DISPLAY") || isSet("WAYLAND_DISPLAY"),
             let open = Subprocess.find("xdg-open", environment: environment)
         {
@@ -93,14 +94,28 @@ enum Share {
         return routes
     }
 
-    /// The portal call. `OpenURI.OpenURI` refuses `file://` URIs by design, so local files go to
-    /// `OpenURI.OpenFile`, which takes an open descriptor: `gdbus` turns a `handle N` argument into its own
-    /// descriptor N, and ftgst gives it the file as stdin (0), opened read-only.
-    static let portalArguments = [
-        "call", "--session", "--dest", "org.freedesktop.portal.Desktop", "--object-path",
-        "/org/freedesktop/portal/desktop", "--method", "org.freedesktop.portal.OpenURI.OpenFile",
-        "''", "handle 0", "@a{sv} {}",
-    ]
+    /// The portal call: `OpenURI.OpenFile` (`OpenURI.OpenURI` refuses `file://` URIs by design) with the file as an
+    /// open descriptor, read-only, and `ask`: the portal's application chooser, the nearest thing to a share sheet
+    /// (there is no share portal). nil on success, else why it failed.
+    static func portal(_ address: String, _ request: ShareRequest) -> String? {
+        let wait = Int(clamping: request.timeoutMilliseconds)
+        guard let file = FileHandle(forReadingAtPath: request.path) else { return "cannot open \(request.path)" }
+        defer { try? file.close() }
+        do {
+            let bus = try DBusConnection(address: address, timeoutMilliseconds: wait)
+            defer { bus.close() }
+            _ = try bus.call(
+                "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.portal.OpenURI",
+                "OpenFile", .tuple([.string(""), .handle(0), .vardict(["ask": .bool(true)])]),
+                fileDescriptors: [file.fileDescriptor], timeoutMilliseconds: wait)
+            return nil
+        } catch let error as DBusError {
+            if error.kind == .timedOut { return "desktop portal did not return within \(wait) ms (stopped)" }
+            return "desktop portal failed: " + (error.name.map { "\($0): " } ?? "") + error.message
+        } catch {
+            return "desktop portal failed: \(error)"
+        }
+    }
 
     static func run(_ request: ShareRequest, environment: [String: String]) throws -> ShareResult {
         try LibrarySave.checkSource(request.path)
@@ -112,18 +127,14 @@ enum Share {
         var failures: [String] = []
         for route in routes {
             switch route {
-            case .portal(let gdbus):
-                guard let file = FileHandle(forReadingAtPath: request.path) else {
-                    throw FilmtoneError(.fileNotFound, "cannot open \(request.path)")
-                }
-                defer { try? file.close() }
-                if let failure = attempt("desktop portal", gdbus, portalArguments, stdin: file, request, environment) {
+            case .portal(let address):
+                if let failure = portal(address, request) {
                     failures.append(failure)
                 } else {
                     return ShareResult(uri: uri, path: request.path, handler: .portal)
                 }
             case .xdgOpen(let program):
-                if let failure = attempt("xdg-open", program, [uri], stdin: nil, request, environment) {
+                if let failure = attempt("xdg-open", program, [uri], request, environment) {
                     failures.append(failure)
                 } else {
                     return ShareResult(uri: uri, path: request.path, handler: .xdgOpen)
@@ -135,14 +146,13 @@ enum Share {
 
     /// Runs one handler; nil on success, else why it failed.
     private static func attempt(
-        _ label: String, _ program: URL, _ arguments: [String], stdin: FileHandle?,
-        _ request: ShareRequest, _ environment: [String: String]
+        _ label: String, _ program: URL, _ arguments: [String], _ request: ShareRequest,
+        _ environment: [String: String]
     ) -> String? {
         let outcome: SubprocessOutcome
         do {
             outcome = try Subprocess.run(
-                program, arguments, environment: environment, standardInput: stdin,
-                timeoutMilliseconds: request.timeoutMilliseconds)
+                program, arguments, environment: environment, timeoutMilliseconds: request.timeoutMilliseconds)
         } catch {
             return "\(label) could not be started (\(program.path): \(error))"
         }
