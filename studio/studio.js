@@ -12,6 +12,8 @@
     exportButton: $("export"), cancel: $("cancel"), save: $("save"), share: $("share"),
     progress: $("progress"), stage: $("stage"), result: $("result"), error: $("error"),
     files: $("files"), filesDir: $("files-dir"), filesUp: $("files-up"),
+    pickSource: $("pick-source"), pickInputLut: $("pick-input-lut"), pickCreativeLut: $("pick-creative-lut"),
+    picked: $("picked"),
   };
 
   // The JSON-RPC client: answers matched by id, exportProgress notifications to a handler.
@@ -306,6 +308,26 @@
     return li;
   }
 
+  // The desktop's file chooser (pickSource, pickLutFile): the picked file goes into its field and is used at once
+  // (the engine lets this connection name it even outside --allow); a cancel (null) changes nothing.
+  async function pick(method, params, field, then) {
+    clearError();
+    ui.picked.textContent = "choosing…";
+    try {
+      const picked = await call(method, params);
+      if (!picked) {
+        ui.picked.textContent = "nothing chosen";
+        return;
+      }
+      field.value = picked.path;
+      ui.picked.textContent = "picked: " + picked.path;
+      then();
+    } catch (error) {
+      ui.picked.textContent = "";
+      showError(error);
+    }
+  }
+
   // Presets: those runExport chooses among (listPresets), after "by the output's extension".
   async function loadPresets() {
     try {
@@ -323,6 +345,11 @@
   }
 
   ui.filesUp.addEventListener("click", () => showFolder(filesParent));
+  ui.pickSource.addEventListener("click", () => pick("pickSource", {}, ui.source, openSource));
+  ui.pickInputLut.addEventListener("click",
+    () => pick("pickLutFile", { slot: "inputLut" }, ui.inputLut, requestPreview));
+  ui.pickCreativeLut.addEventListener("click",
+    () => pick("pickLutFile", { slot: "creativeLut" }, ui.creativeLut, requestPreview));
   ui.form.addEventListener("submit", (event) => {
     event.preventDefault();
     openSource();

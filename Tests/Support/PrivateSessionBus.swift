@@ -32,6 +32,7 @@ package final class PrivateSessionBus {
         daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
         daemon.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile"]
         daemon.standardOutput = FileHandle.nullDevice
+        daemon.standardError = FileHandle.nullDevice  // "Failed to set fd limit" as a non-root user
         daemon.standardInput = FileHandle.nullDevice
         try daemon.run()
         testCase.addTeardownBlock {

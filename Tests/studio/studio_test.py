@@ -136,6 +136,44 @@ def headless_chrome(test, *arguments):
     return browser
 
 
+def private_bus(test, folder, portal_parameters):
+    """A dbus-daemon of the test's own (no service directories: nothing of the machine's desktop) with the
+    python-dbusmock stand-in portal of Tests/Resources/desktop/portal.py on it. Returns the bus address and the
+    stand-in's log file; both processes are stopped at cleanup."""
+    socket = os.path.join(folder, "bus")
+    config = os.path.join(folder, "bus.conf")
+    with open(config, "w") as f:
+        f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>session</type><listen>unix:path={socket}</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/>
+<allow own="*"/></policy></busconfig>""")
+    daemon = subprocess.Popen(["/usr/bin/dbus-daemon", f"--config-file={config}", "--nofork", "--nopidfile"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    test.addCleanup(lambda: (daemon.terminate(), daemon.wait(10)))
+    deadline = time.monotonic() + 20
+    while not os.path.exists(socket):
+        test.assertLess(time.monotonic(), deadline, "dbus-daemon did not listen within 20 s")
+        time.sleep(0.02)
+    address = "unix:path=" + socket
+    log = os.path.join(folder, "portal.log")
+    template = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Resources", "desktop", "portal.py")
+    mock = subprocess.Popen(["/usr/bin/python3", "-m", "dbusmock", "--session", "-t", template, "-l", log,
+                             "-p", json.dumps(portal_parameters)],
+                            env=dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address), stdout=subprocess.DEVNULL)
+    test.addCleanup(lambda: (mock.terminate(), mock.wait(10)))
+    while True:
+        owned = subprocess.run(["/usr/bin/gdbus", "call", "--session", "--dest", "org.freedesktop.DBus",
+                                "--object-path", "/org/freedesktop/DBus", "--method",
+                                "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.portal.Desktop"],
+                               env=dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address), capture_output=True,
+                               text=True, timeout=10)
+        if "true" in owned.stdout:
+            return address, log
+        test.assertLess(time.monotonic(), deadline, "the stand-in portal did not start within 20 s")
+        time.sleep(0.05)
+
+
 class StudioTest(unittest.TestCase):
     def setUp(self):
         self.assertTrue(BIN and os.access(BIN, os.X_OK), "FTGST_BIN must name the ftgst binary")
@@ -175,6 +213,13 @@ class StudioTest(unittest.TestCase):
                    PATH=bin_folder + ":" + os.environ.get("PATH", "/usr/bin:/bin"), DISPLAY=":99")
         env.pop("DBUS_SESSION_BUS_ADDRESS", None)
         env.pop("WAYLAND_DISPLAY", None)
+        if self._testMethodName == "test_pickers":
+            # The desktop's file chooser: a stand-in portal answering a clip outside --allow, then the LUT.
+            self.picked = os.path.join(self.outside, "picked clip.mp4")
+            shutil.copy(os.path.join(FIXTURES, "clip.mp4"), self.picked)
+            answers = [["file://" + self.picked.replace(" ", "%20")], ["file://" + self.lut]]
+            address, self.portal_log = private_bus(self, self.tmp, {"answers": answers})
+            env["DBUS_SESSION_BUS_ADDRESS"] = address
         self.engine, self.url = start_engine(self, ["--listen", "127.0.0.1:0", "--allow", self.tmp], env)
         self.assertTrue(self.url.startswith("http://127.0.0.1:"), self.url)
 
@@ -340,6 +385,25 @@ class StudioTest(unittest.TestCase):
         self.assertEqual(entries(), [("folder", real_tmp)])
         self.assertFalse(self.el("files-up").is_enabled())
         self.assertEqual(self.el("error").text, "")
+
+    def test_pickers(self):
+        """Open… and Choose look… ask the desktop's chooser (the stand-in portal); the picked clip, outside the
+        allowed folder, opens all the same (the user chose it), and the picked look goes into its slot."""
+        self.wait("the WebSocket connected", lambda: self.el("connection").text == "connected")
+        self.el("pick-source").click()
+        self.wait("the picked clip's probe", lambda: self.el("probe").get_attribute("data-ready") == "true")
+        self.assertEqual(self.el("source").get_attribute("value"), self.picked)
+        self.assertEqual(self.el("picked").text, "picked: " + self.picked)
+        self.preview_bytes()
+        self.el("pick-creative-lut").click()
+        self.wait("the picked look", lambda: self.el("creative-lut").get_attribute("value") == self.lut)
+        self.assertEqual(self.el("picked").text, "picked: " + self.lut)
+        self.assertEqual(self.el("error").text, "")
+        with open(self.portal_log) as f:
+            calls = [json.loads(line.split("ftgst-call ", 1)[1]) for line in f if "ftgst-call " in line]
+        self.assertEqual([c["method"] for c in calls], ["FileChooser.OpenFile"] * 2)
+        self.assertEqual(calls[0]["args"][2]["filters"][0][0], "Videos and photos")
+        self.assertEqual(calls[1]["args"][2]["filters"][0][0], "Looks (.cube)")
 
     def test_errors_line(self):
         self.wait("the WebSocket connected", lambda: self.el("connection").text == "connected")

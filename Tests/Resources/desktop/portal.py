@@ -7,6 +7,7 @@ line of its own starting `ftgst-call ` (what the tests read). Parameters (`-p JS
   file_chooser: "answer" (default) | "hang" (the call never returns)
   response:     0 picked (default), 1 cancelled, 2 failed: the Request.Response the chooser sends
   uris:         the uris it answers with (default: none)
+  answers:      a list of uris lists, one per OpenFile call in turn (then `uris`)
   delay_ms:     after how long it sends the Response (default 50); -1: never (the user is still choosing)
   interfaces:   the other portal interfaces it serves (a `version` property each): any of "Notification",
                 "Inhibit", "MemoryMonitor", "OpenURI" (default none)
@@ -107,7 +108,9 @@ def OpenFile(self, parent_window, title, options, sender=None, reply=None, error
     response = int(PARAMETERS.get('response', 0))
     results = {}
     if response == 0:
-        results['uris'] = dbus.Array(PARAMETERS.get('uris', []), signature='s')
+        answers = PARAMETERS.get('answers', [])
+        uris = answers.pop(0) if answers else PARAMETERS.get('uris', [])
+        results['uris'] = dbus.Array(uris, signature='s')
     delay = int(PARAMETERS.get('delay_ms', 50))
     if delay >= 0:
         GLib.timeout_add(delay, send_response, self, path, response, results)
