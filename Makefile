@@ -7,7 +7,7 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs bench-photos bench-storyboard bench-batch bench-thumbnailer bench-tonemap \
+.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs bench-photos bench-storyboard bench-batch bench-thumbnailer bench-tonemap bench-desktop \
 	man completions share install uninstall stage deb clean \
 	ts-client test-ts-client test-studio test-ts-browser
 
@@ -158,6 +158,11 @@ bench-storyboard: release
 # without one (bench/README.md, docs/PERFORMANCE.md).
 bench-tonemap: release
 	bench/tonemap.sh
+
+# What the desktop costs an export: --notify against the same export without it, on a private session bus with a
+# stand-in portal; and pick's and desktop's own time.
+bench-desktop: release
+	bench/desktop.sh
 
 # ftgst batch: 40 exact thumbnails (4 times of 10 1080p clips) in one process against the 40 ffmpeg processes
 # (bench/README.md, docs/PERFORMANCE.md).

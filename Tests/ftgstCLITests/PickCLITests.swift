@@ -135,6 +135,46 @@ final class PickCLITests: XCTestCase {
         XCTAssertTrue(noBus.stderr.contains("no session bus"), noBus.stderr)
     }
 
+    /// No portal but a display: zenity (a stand-in on PATH speaking its protocol: the path on stdout and exit 0, exit
+    /// 1 and nothing on stderr for a cancel, exit 1 with a message when it cannot open the display).
+    func testWithoutAPortalZenityAsksWhereThereIsADisplay() throws {
+        let bus = try PrivateSessionBus(self)
+        let file = try chosenFile()
+        let tools = try TestEnvironment.temporaryDirectory(self)
+        let record = tools.appendingPathComponent("arguments.txt")
+        let zenity = tools.appendingPathComponent("zenity")
+        func standIn(_ body: String) throws {
+            try Data("#!/bin/sh\nprintf '%s\\n' \"$@\" > '\(record.path)'\n\(body)\n".utf8).write(to: zenity)
+            chmod(zenity.path, 0o755)
+        }
+        var env = bus.environment
+        env["XDG_STATE_HOME"] = state.path
+        env["DISPLAY"] = ":99"
+        env["PATH"] = tools.path + ":/usr/bin:/bin"
+
+        try standIn("echo '\(file.path)'")
+        let picked = try Run.ftgst(["pick", "source", "--folder", work.path], environment: env)
+        XCTAssertEqual(picked.status, 0, picked.stderr)
+        XCTAssertEqual(try picked.json()["handler"] as? String, "zenity")
+        XCTAssertEqual(try picked.json()["path"] as? String, file.path)
+        let arguments = try String(contentsOf: record, encoding: .utf8).split(separator: "\n").map(String.init)
+        XCTAssertEqual(arguments.first, "--file-selection")
+        XCTAssertTrue(arguments.contains("--filename=\(work.path)/"), "\(arguments)")
+        let filter = arguments.first { $0.hasPrefix("--file-filter=Videos and photos | ") } ?? ""
+        XCTAssertTrue(filter.contains("*.mov") && filter.contains("*.jpg"), filter)
+
+        try standIn("exit 1")
+        let cancelled = try Run.ftgst(["pick", "lut"], environment: env)
+        XCTAssertEqual(cancelled.status, 1, cancelled.stderr)
+        XCTAssertEqual(cancelled.stdout, "null\n")
+
+        try standIn("echo 'cannot open display: :99' >&2; exit 1")
+        let failed = try Run.ftgst(["pick", "lut"], environment: env)
+        assertFailure(failed, code: "NOT_SUPPORTED", status: 79)
+        XCTAssertTrue(failed.stderr.contains("zenity failed"), failed.stderr)
+        XCTAssertTrue(failed.stderr.contains("cannot open display"), failed.stderr)
+    }
+
     func testAPickWithABadKindIsAUsageError() throws {
         assertFailure(try Run.ftgst(["pick", "movie"]), code: "INVALID_ARGUMENT", status: 64)
         assertFailure(try Run.ftgst(["pick"]), code: "INVALID_ARGUMENT", status: 64)
