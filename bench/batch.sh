@@ -12,6 +12,7 @@
 #   RUNS=n         timed runs per side (default 3), after 1 warm-up per side
 #   KEEP_TMP=1     keep the scratch directory afterwards
 #   CLIPS="a.gst"  clip texts under pipelines/bench/ (default: gop30.gst clip1080.gst)
+#   FORMAT=png     PNG pictures on both sides instead of JPEG (ffmpeg's PNG encoder at its defaults)
 #
 # Exit status: 0 when everything ran, whatever the figures say (this is a
 # measurement, not a test); non-zero when a command failed or wrote no output.
@@ -23,12 +24,12 @@ repo="$(cd "$here/.." && pwd)"
 
 # shellcheck source=lib/driver.sh
 . "$here/lib/driver.sh"
-bench_driver batch.sh 3 2,18 "$@"
+bench_driver batch.sh 3 2,19 "$@"
 
 for text in ${CLIPS:-gop30.gst clip1080.gst}; do
   text_file="$repo/pipelines/bench/$text"
   [ -f "$text_file" ] || die "missing clip text $text_file"
   clip="$(make_clip "$text_file")"
   "$PY" "$here/lib/batch.py" --clip "$clip" --ftgst "$FTGST" --runs "$RUNS" \
-    --pipeline-file "${text_file#"$repo"/}" "${json[@]}" "${keep[@]}"
+    --pipeline-file "${text_file#"$repo"/}" --format "${FORMAT:-jpg}" "${json[@]}" "${keep[@]}"
 done

@@ -33,6 +33,57 @@ final class ImageTests: XCTestCase {
         XCTAssertEqual(decoded.rgb, image.pixels)
     }
 
+    /// Noise does not compress: its PNG outgrows the first buffer (an eighth of the raw size) many times over, and
+    /// the file is still whole and lossless. A gradient is written as ffmpeg writes PNGs: no row filters (each
+    /// row's filter byte 0).
+    func testPNGOfAnyContentIsWholeAndUnfiltered() throws {
+        var generator = SplitMix(seed: 29)
+        let width = 300
+        let height = 300
+        let noise = RGBImage(
+            width: width, height: height,
+            pixels: (0..<width * height * 3).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let noisy = try ImageEncoder.encode(noise, format: .png, quality: 0.9)
+        XCTAssertGreaterThan(noisy.count, noise.pixels.count, "noise does not compress")
+        XCTAssertEqual(try decode(noisy, ext: "png").rgb, noise.pixels)
+
+        let gradient = sample(width: 640, height: 360)
+        let smooth = try ImageEncoder.encode(gradient, format: .png, quality: 0.9)
+        XCTAssertLessThan(smooth.count, gradient.pixels.count / 2, "it compresses")
+        XCTAssertEqual(try decode(smooth, ext: "png").rgb, gradient.pixels)
+        // The IDAT inflated: every row starts with its filter type, 0 (none).
+        let rows = try inflatedRows(smooth)
+        XCTAssertEqual(rows.count, 360 * (640 * 3 + 1))
+        XCTAssertEqual(Set(stride(from: 0, to: rows.count, by: 640 * 3 + 1).map { rows[$0] }), [0])
+    }
+
+    /// The concatenated IDAT data of a PNG, inflated (zlib through `python3`'s standard library).
+    private func inflatedRows(_ png: [UInt8]) throws -> [UInt8] {
+        var idat: [UInt8] = []
+        var offset = 8
+        while offset + 8 <= png.count {
+            let length =
+                Int(png[offset]) << 24 | Int(png[offset + 1]) << 16 | Int(png[offset + 2]) << 8
+                | Int(png[offset + 3])
+            let type = String(decoding: png[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            if type == "IDAT" { idat += png[(offset + 8)..<(offset + 8 + length)] }
+            offset += 12 + length
+        }
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let input = folder.appendingPathComponent("idat.z")
+        let output = folder.appendingPathComponent("rows.raw")
+        try Data(idat).write(to: input)
+        let result = try Run.process(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            [
+                "-c",
+                "import sys, zlib; open(sys.argv[2], 'wb').write(zlib.decompress(open(sys.argv[1], 'rb').read()))",
+                input.path, output.path,
+            ])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return Array(try Data(contentsOf: output))
+    }
+
     func testJPEGIsCloseAndQualityMatters() throws {
         let image = sample()
         let high = try ImageEncoder.encode(image, format: .jpeg, quality: 1.0)

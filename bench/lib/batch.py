@@ -21,6 +21,8 @@ from thumb import probe_clip  # noqa: E402  (ffprobe of the clip: frames, size, 
 CLIPS = 10
 TIMES_MS = [1500, 4000, 6500, 9000]
 BOX = 320
+# The pictures' format: jpg (the default) or png (FORMAT=png bench/batch.sh), on both sides.
+EXT = "jpg"
 PSNR_WARN_DB = 12.0  # as bench/thumbs.py: only a grossly wrong picture
 log = benchlib.log
 
@@ -36,12 +38,13 @@ def jobs_file(clips, out_dir, path):
             for t, ms in enumerate(TIMES_MS):
                 f.write(json.dumps({"id": f"c{c}t{t}", "kind": "thumbnail", "source": clip, "timeMs": ms,
                                     "toleranceMs": 0, "maxWidth": BOX, "maxHeight": BOX,
-                                    "output": os.path.join(out_dir, f"c{c}-t{t}.jpg")}) + "\n")
+                                    "output": os.path.join(out_dir, f"c{c}-t{t}.{EXT}")}) + "\n")
 
 
 def ffmpeg_cmd(clip, out, ms):
+    quality = ["-q:v", "3"] if EXT == "jpg" else []  # PNG: ffmpeg's encoder defaults (no filter, zlib level 6)
     return ["ffmpeg", "-v", "error", "-y", "-ss", f"{ms / 1000:g}", "-i", clip, "-frames:v", "1",
-            "-vf", f"scale={BOX}:-2", "-q:v", "3", out]
+            "-vf", f"scale={BOX}:-2", *quality, out]
 
 
 def check_ftgst(sample, cmd, tmp, skipped):
@@ -59,9 +62,9 @@ def check_ftgst(sample, cmd, tmp, skipped):
             fail(f"job {index + 1}: {json.dumps(obj)[:600]} (expected ok, skipped {skipped}){where}", tmp)
         if result.get("timeMs") != ms:
             fail(f"job {index + 1} is not the exact frame at {ms} ms: {json.dumps(result)}{where}", tmp)
-        size = benchlib.jpeg_size(obj["outputs"][0])
+        size = benchlib.image_size(obj["outputs"][0])
         if size is None:
-            fail(f"job {index + 1} wrote no JPEG: {obj['outputs']}", tmp)
+            fail(f"job {index + 1} wrote no {EXT.upper()}: {obj['outputs']}", tmp)
         sizes.add(size)
         groups.add(result.get("decodeGroup"))
     if len(sizes) != 1:
@@ -70,8 +73,11 @@ def check_ftgst(sample, cmd, tmp, skipped):
 
 
 def main():
+    global EXT
     ap = benchlib.clip_arguments(__doc__, 3, clip_help="copied to 10 files: 10 clips to open and decode")
+    ap.add_argument("--format", choices=["jpg", "png"], default="jpg")
     a = benchlib.parse_runs(ap, "bench/batch")
+    EXT = a.format
     info = probe_clip(os.path.abspath(a.clip))
     if info["duration_s"] is not None and info["duration_s"] * 1000 <= max(TIMES_MS):
         fail(f"clip lasts {info['duration_s']} s, not past {max(TIMES_MS)} ms")
@@ -84,6 +90,7 @@ def main():
     samples = {"ftgst": [], "ftgst_rerun": [], "ffmpeg": [], "ffmpeg_parallel": []}
     sizes = {}
     facts = {}
+    bytes_ = {}  # the mean file size of each side's 40 pictures
 
     def run_ftgst(name, record):
         out = os.path.join(tmp, name)
@@ -92,32 +99,35 @@ def main():
         cmd = [a.ftgst, "batch", jobs]
         s = benchlib.timed_run(cmd)
         sizes["ftgst"], facts["decode_groups"] = check_ftgst(s, cmd, tmp, skipped=False)
+        names = [n for n in os.listdir(out) if n.endswith("." + EXT)]
+        bytes_["ftgst"] = sum(os.path.getsize(os.path.join(out, n)) for n in names) // max(1, len(names))
         again = benchlib.timed_run(cmd)  # the same jobs again: every output valid, so skipped
         check_ftgst(again, cmd, tmp, skipped=True)
         if record:
             samples["ftgst"].append({"wall_s": s.wall_s, "rss_kib": s.rss_kib, "cpu_s": s.user_s + s.sys_s})
             samples["ftgst_rerun"].append(
                 {"wall_s": again.wall_s, "rss_kib": again.rss_kib, "cpu_s": again.user_s + again.sys_s})
-        return os.path.join(out, "c0-t1.jpg")
+        return os.path.join(out, f"c0-t1.{EXT}")
 
     def ffmpeg_set(name, record, workers):
         out = os.path.join(tmp, name)
         os.makedirs(out)
-        cmds = [ffmpeg_cmd(clip, os.path.join(out, f"c{c}-t{t}.jpg"), ms)
+        cmds = [ffmpeg_cmd(clip, os.path.join(out, f"c{c}-t{t}.{EXT}"), ms)
                 for c, clip in enumerate(clips) for t, ms in enumerate(TIMES_MS)]
         start = time.perf_counter()
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
             runs = list(pool.map(benchlib.timed_run, cmds))
         wall = time.perf_counter() - start
         for cmd, s in zip(cmds, runs):
-            if s.returncode != 0 or benchlib.jpeg_size(cmd[-1]) is None:
+            if s.returncode != 0 or benchlib.image_size(cmd[-1]) is None:
                 fail(f"ffmpeg failed: {benchlib.shell_join(cmd)}\n  {s.stderr.strip()[-1000:]}", tmp)
-        sizes["ffmpeg"] = benchlib.jpeg_size(cmds[0][-1])
+        sizes["ffmpeg"] = benchlib.image_size(cmds[0][-1])
+        bytes_["ffmpeg"] = sum(os.path.getsize(cmd[-1]) for cmd in cmds) // len(cmds)
         if record:
             key = "ffmpeg" if workers == 1 else "ffmpeg_parallel"
             samples[key].append({"wall_s": wall, "rss_kib": max(s.rss_kib for s in runs),
                                  "cpu_s": sum(s.user_s + s.sys_s for s in runs)})
-        return os.path.join(out, "c0-t1.jpg")
+        return os.path.join(out, f"c0-t1.{EXT}")
 
     log(f"bench/batch: {CLIPS} copies of {a.clip} ({info['width']}x{info['height']}, keyframes at "
         f"{info['keyframes_s']} s), times {TIMES_MS} ms, {a.runs} runs after 1 warm-up; scratch {tmp}")
@@ -154,9 +164,10 @@ def main():
               "clip": info, "pipeline_file": a.pipeline_file, "nproc": nproc,
               "commands": {"ftgst": f"{a.ftgst} batch JOBS.jsonl  (40 thumbnail lines, timeMs, toleranceMs 0, "
                                     f"maxWidth/maxHeight {BOX})",
-                           "ffmpeg": benchlib.shell_join(ffmpeg_cmd("CLIP", "OUT.jpg", 0)).replace("-ss 0", "-ss T")},
+                           "ffmpeg": benchlib.shell_join(ffmpeg_cmd("CLIP", f"OUT.{EXT}", 0)).replace("-ss 0", "-ss T")},
               "machine": benchlib.machine_info(), "results": results, "ratios": ratios,
-              "decode_groups": facts["decode_groups"], "output_size": list(sizes["ftgst"]),
+              "decode_groups": facts["decode_groups"], "output_size": list(sizes["ftgst"]), "format": EXT,
+              "mean_file_bytes": bytes_,
               "psnr_db": None if psnr is None else (round(psnr, 2) if psnr != float("inf") else "inf"),
               "warnings": [note] if note else []}
     if a.keep_tmp:
@@ -167,11 +178,12 @@ def main():
         print(json.dumps(report))
         return
     m = report["machine"]
-    out = [f"batch benchmark: {CLIPS} clips x {len(TIMES_MS)} exact times {TIMES_MS} ms, {BOX}-px JPEG",
+    out = [f"batch benchmark: {CLIPS} clips x {len(TIMES_MS)} exact times {TIMES_MS} ms, {BOX}-px {EXT.upper()}",
            f"  clip     {a.clip} ({a.pipeline_file}): {info['codec']} {info['width']}x{info['height']}, "
            f"{info['frames']} frames, keyframes at {info['keyframes_s']} s; {CLIPS} copies",
            f"  output   40 x {sizes['ftgst'][0]}x{sizes['ftgst'][1]} on both sides, ftgst decode groups "
-           f"{facts['decode_groups']}, PSNR ftgst vs ffmpeg " + ("n/a" if psnr is None else f"{psnr:.1f} dB"),
+           f"{facts['decode_groups']}, PSNR ftgst vs ffmpeg " + ("n/a" if psnr is None else f"{psnr:.1f} dB")
+           + f"; mean file {bytes_['ftgst']} B (ftgst), {bytes_['ffmpeg']} B (ffmpeg)",
            f"  ftgst    {report['commands']['ftgst']}",
            f"  ffmpeg   {report['commands']['ffmpeg']}  (x40)",
            f"  machine  nproc {nproc}, {m['cpu_model']}, load at start {m['loadavg_at_start']}",

@@ -196,6 +196,18 @@ def jpeg_size(path):
     return None
 
 
+def image_size(path):
+    """(width, height) of a JPEG (its first SOF) or a PNG (its IHDR), or None if neither."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(24)
+    except OSError:
+        return None
+    if head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR":
+        return (int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big"))
+    return jpeg_size(path)
+
+
 def psnr_db(a, b):
     """Average PSNR (dB) between two same-sized images, via ffmpeg; inf if identical, None on failure."""
     try:
