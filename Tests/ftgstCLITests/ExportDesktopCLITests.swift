@@ -153,6 +153,24 @@ final class ExportDesktopCLITests: XCTestCase {
         XCTAssertTrue(notify().last?.contains("Export cancelled") ?? false, "\(notify().last ?? "")")
     }
 
+    /// A portal that serves `Notification` but refuses this program (outside a sandbox it may want an application
+    /// id): the freedesktop server shows the export instead, from the first notification on.
+    func testAPortalThatRefusesNotificationsLeavesThemToTheFreedesktopServer() throws {
+        let bus = try PrivateSessionBus(self)
+        let portal = try bus.startMock(
+            self, template: "portal", name: Self.portalName,
+            parameters: ["interfaces": ["Notification"], "refuse_notifications": true])
+        let server = try bus.startMock(self, template: "notification_daemon", name: "org.freedesktop.Notifications")
+        let output = work.appendingPathComponent("refused.mp4").path
+        let (export, stderr) = try startExport(bus, try TestEnvironment.fixture("clip.mp4"), output)
+        XCTAssertEqual(exit(of: export), 0, (try? String(contentsOf: stderr, encoding: .utf8)) ?? "")
+        XCTAssertEqual(portal.calls("Notification.AddNotification").count, 1, "asked once, then not again")
+        let notify = server.lines.filter { $0.split(separator: " ").dropFirst().first == "Notify" }
+        XCTAssertGreaterThanOrEqual(notify.count, 2, server.lines.joined(separator: "\n"))
+        XCTAssertTrue(notify.first?.contains("Exporting refused.mp4") ?? false, notify.first ?? "")
+        XCTAssertTrue(notify.last?.contains("Exported refused.mp4") ?? false, notify.last ?? "")
+    }
+
     /// A finished export: the dock shows progress and clears it; the last notification says it is done (no
     /// buttons from a one-shot CLI, which is not there to answer them).
     func testAFinishedExportClearsTheDockAndSaysItIsDone() throws {

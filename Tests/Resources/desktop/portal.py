@@ -11,6 +11,8 @@ line of its own starting `ftgst-call ` (what the tests read). Parameters (`-p JS
   delay_ms:     after how long it sends the Response (default 50); -1: never (the user is still choosing)
   interfaces:   the other portal interfaces it serves (a `version` property each): any of "Notification",
                 "Inhibit", "MemoryMonitor", "OpenURI" (default none)
+  refuse_notifications: AddNotification answers org.freedesktop.portal.Error.NotAllowed (as the portal may
+                for a program outside a sandbox, with no application id)
 
 A test emits a signal (Notification.ActionInvoked, MemoryMonitor.LowMemoryWarning) through dbusmock's own
 org.freedesktop.DBus.Mock.EmitSignal.
@@ -120,6 +122,9 @@ def OpenFile(self, parent_window, title, options, sender=None, reply=None, error
 def AddNotification(self, notification_id, notification):
     served('Notification')
     record(self, 'Notification.AddNotification', notification_id, notification)
+    if PARAMETERS.get('refuse_notifications'):
+        raise dbus.exceptions.DBusException('an application id is needed',
+                                            name='org.freedesktop.portal.Error.NotAllowed')
 
 
 @dbus.service.method('org.freedesktop.portal.Notification', in_signature='s', out_signature='')
