@@ -92,4 +92,34 @@ final class FrameMatrixPathsCLITests: XCTestCase {
             }
         }
     }
+
+    /// The thumbnailer seeks to its first sample's keyframe before the first preroll where the demuxer is known
+    /// (MP4, MOV, Matroska, WebM; issue 30): the same picture, at the same time, as the plain path that prerolls
+    /// first (`FTGST_NO_KNOWN_DEMUXER=1`). Across codecs and containers, a video that starts late, one whose first
+    /// third is black (its first sample is dull: the next samples are sought after the first), and a fragmented MP4.
+    func testTheThumbnailersFirstKeyframeSeekGivesThePlainPathsPicture() throws {
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        for clip in [
+            "matrix-hevc10.mov", "matrix-hevc8.mp4", "matrix-hevc10.mkv", "matrix-h264-bframes.mp4",
+            "matrix-h264-opengop.mkv", "matrix-av1.mkv", "matrix-vp9.webm", "matrix-late.mp4", "matrix-prores.mov",
+            "matrix-frag-ip.mp4", "black-start.mp4", "black-start-frag.mp4",
+        ] {
+            var pictures: [DecodedImage] = []
+            var times: [String] = []
+            for plain in [false, true] {
+                let out = dir.appendingPathComponent("\(clip)-\(plain).png").path
+                let run = try Run.ftgst(
+                    ["thumbnailer", "-i", try TestEnvironment.fixture(clip), "-o", out, "-s", "160"],
+                    environment: ["FTGST_NO_KNOWN_DEMUXER": plain ? "1" : "0"])
+                XCTAssertEqual(run.status, 0, "\(clip): \(run.stderr)")
+                pictures.append(try DecodedImage.read(out))
+                let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: out)), as: UTF8.self)
+                times.append(
+                    text.range(of: #"timeMs=[0-9]+"#, options: .regularExpression).map { String(text[$0]) } ?? "")
+            }
+            XCTAssertEqual(pictures[0].rgb, pictures[1].rgb, "\(clip): the picture differs from the plain path's")
+            XCTAssertEqual(times[0], times[1], "\(clip): the time differs from the plain path's")
+            XCTAssertFalse(times[0].isEmpty, "\(clip): no stamped time")
+        }
+    }
 }

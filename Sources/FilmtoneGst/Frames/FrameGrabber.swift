@@ -132,6 +132,9 @@ final class FramePipeline {
     private let first: Sample?
     /// The seek sent before the first preroll, not yet waited for: the seek plan's first step for that target.
     private var firstSeek: (target: ClockTime, flags: SeekFlags)?
+    /// The duration the demuxer's video pad reported before that seek: the pipeline's own query may not answer
+    /// until the preroll completes.
+    private var demuxerDuration: ClockTime?
     /// The 0-based timeline; nil for a still image.
     let timeline: FrameRecipe.Timeline?
     var isStill: Bool { timeline == nil }
@@ -175,6 +178,7 @@ final class FramePipeline {
     var durationMilliseconds: Int64? {
         guard let timeline,
             let duration = fragmentedEnd.map({ ClockTime(nanoseconds: $0) }) ?? pipeline.duration()
+                ?? demuxerDuration
         else { return nil }
         // qtdemux's duration is a stream time; counted from the origin as the timeline is.
         return timeline.origin == .zero
@@ -187,9 +191,16 @@ final class FramePipeline {
     /// `seekingFirstTo`: the one time (and tolerance) a one-shot grab will ask for. When the first frame does not
     /// answer it and the file's demuxer is known, the pipeline seeks there before its first preroll
     /// (`FirstSeekHold`) instead of decoding and converting a first frame that would be thrown away.
+    ///
+    /// `firstKeyframe`: instead, the first question will be `keyframe(before:)` of the time this computes from the
+    /// duration (0-based; nil when unknown) — `--time auto`'s first sample. With a known demuxer the pipeline seeks
+    /// to that keyframe before its first preroll: the desktop thumbnailer decoded the first keyframe to preroll,
+    /// then again after its keyframe seek, whenever that seek led back to it (issue 30). A question for another
+    /// time waits for that frame first, then seeks as usual.
     init(
         _ request: FrameRequest, watching formats: PictureFormatWatch, deadline: Deadline, keeps: Bool,
-        seekingFirstTo firstTime: (time: ClockTime, tolerance: ClockTime)? = nil, inputs: DecoderInputs,
+        seekingFirstTo firstTime: (time: ClockTime, tolerance: ClockTime)? = nil,
+        firstKeyframe: (@Sendable (ClockTime?) -> ClockTime)? = nil, inputs: DecoderInputs,
         isCancelled: () -> Bool
     ) throws {
         self.request = request
@@ -279,9 +290,12 @@ final class FramePipeline {
         // to pull. Dropped, the sink prerolls on the first real frame.
         sink.element.staticPad("sink")?.dropGapEvents()
 
-        if let demuxer, !keeps, !readsForwardOnly, let firstTime,
-            !FrameRecipe.accepts(frame: .zero, duration: nil, target: firstTime.time, tolerance: firstTime.tolerance)
-        {
+        let seeksFirst =
+            firstKeyframe != nil
+            || firstTime.map {
+                !FrameRecipe.accepts(frame: .zero, duration: nil, target: $0.time, tolerance: $0.tolerance)
+            } == true
+        if let demuxer, !keeps, !readsForwardOnly, seeksFirst {
             let hold = FirstSeekHold()
             let demuxerElement = try pipeline.element(named: demuxer.demuxer.rawValue)
             hold.attach(to: demuxerElement, in: pipeline)
@@ -291,16 +305,34 @@ final class FramePipeline {
                 pipeline, hold, deadline, request, stall: stall, isCancelled: isCancelled)
             {
                 let timeline = FrameRecipe.Timeline(origin: origin)
-                // The early refusal of a time past the end, as `frame(at:)` makes it once prerolled.
-                if origin == .zero, durationIsReliable, let duration = hold.duration(of: demuxerElement),
-                    firstTime.time >= duration
-                {
-                    throw Self.pastTheEnd(firstTime.time, duration)
+                let target: ClockTime
+                let flags: SeekFlags
+                if let firstKeyframe {
+                    // The duration as `durationMilliseconds` will report it once prerolled, so that the first
+                    // sample computed from either is the same time.
+                    demuxerDuration = hold.duration(of: demuxerElement)
+                    let whole = fragmentedEnd.map { ClockTime(nanoseconds: $0) } ?? demuxerDuration
+                    let duration = whole.map {
+                        origin == .zero ? $0 : .milliseconds(max(0, $0.milliseconds - origin.milliseconds))
+                    }
+                    target = timeline.streamTime(of: firstKeyframe(duration))
+                    flags = Self.keyframeFlags
+                } else if let firstTime {
+                    // The early refusal of a time past the end, as `frame(at:)` makes it once prerolled.
+                    if origin == .zero, durationIsReliable, let duration = hold.duration(of: demuxerElement),
+                        firstTime.time >= duration
+                    {
+                        throw Self.pastTheEnd(firstTime.time, duration)
+                    }
+                    target = timeline.streamTime(of: firstTime.time)
+                    flags = FrameRecipe.seekPlan(tolerance: firstTime.tolerance)[0]
+                } else {
+                    preconditionFailure("seeksFirst without a first time")
                 }
-                let target = timeline.streamTime(of: firstTime.time)
-                let flags = FrameRecipe.seekPlan(tolerance: firstTime.tolerance)[0]
                 guard hold.seek(in: demuxerElement, to: target, flags: flags) else {
-                    throw FilmtoneError(.decodeFailed, "seek to \(firstTime.time.milliseconds) ms was refused")
+                    throw FilmtoneError(
+                        .decodeFailed,
+                        "seek to \(timeline.time(ofStreamTime: target).milliseconds) ms was refused")
                 }
                 self.timeline = timeline
                 first = nil
@@ -381,6 +413,12 @@ final class FramePipeline {
     /// for a remote source, an unreadable start (the pipeline then reports it) or any other container.
     /// `FTGST_NO_KNOWN_DEMUXER=1` type-finds every file (and so prerolls before seeking): a diagnostic switch, and
     /// how the tests prove that the frame returned is identical either way.
+    /// Whether a pipeline on `source` can seek before its first preroll (`firstKeyframe`, `seekingFirstTo`): its
+    /// demuxer is known from the first bytes and its index can be trusted for seeks.
+    static func seeksBeforePreroll(_ source: MediaSource) -> Bool {
+        knownDemuxer(of: source) != nil && !FragmentIndex.inspect(source).misleadsSeeks
+    }
+
     private static func knownDemuxer(of source: MediaSource)
         -> (demuxer: FrameRecipe.Demuxer, path: String, decodedByLibav: Bool)?
     {
@@ -451,9 +489,25 @@ final class FramePipeline {
     /// `--time auto`'s samples (`FrameInterest`). A still image answers with its prerolled frame; a source read
     /// forward (below) with the frame on screen at `time`.
     func keyframe(before time: ClockTime, deadline: Deadline, isCancelled: () -> Bool) throws -> GrabbedFrame {
-        guard let timeline, time > .zero else {
-            return try frame(from: try prerolledFirst(), time: .zero, still: timeline == nil)
+        if let sent = firstSeek, let timeline {
+            let what = "keyframe before \(time.milliseconds) ms"
+            let sample = try waitAndPull(deadline, what: what, isCancelled)
+            firstSeek = nil
+            decodedSize = Self.uprightSize(pipeline)
+            if sent.target == timeline.streamTime(of: time), sent.flags == Self.keyframeFlags {
+                // Sought before the first preroll (`firstKeyframe`): the preroll completed on this very keyframe.
+                seekCount += 1
+                let start = try realStart(of: sample)
+                position = Position(sample: sample, start: start)
+                isUsable = true
+                return try frame(from: sample, time: timeline.time(ofStreamTime: start), still: false)
+            }
+            // Another time: that frame waited for, the seek below as usual.
         }
+        guard let timeline else { return try frame(from: try prerolledFirst(), time: .zero, still: true) }
+        // The prerolled first frame is the keyframe before 0; after a seek before the first preroll there is none,
+        // and the keyframe seek below finds it.
+        if time <= .zero, let first { return try frame(from: first, time: .zero, still: false) }
         // Where a keyframe seek cannot be trusted or made (an AVI's counted frames, a fragmented MP4 whose index
         // misleads seeks, a source that cannot seek), the frame on screen at `time`, read forward: the samples
         // come in ascending order. A keyframe seek on a misleading index showed frame 0 reported at 80 ms.
@@ -463,7 +517,7 @@ final class FramePipeline {
         try readyToSeek()
         isUsable = false  // until the seek succeeds
         seekCount += 1
-        guard pipeline.seek(to: timeline.streamTime(of: time), flags: [.flush, .keyUnit, .snapBefore]) else {
+        guard pipeline.seek(to: timeline.streamTime(of: time), flags: Self.keyframeFlags) else {
             throw sourceFailure("seek to \(time.milliseconds) ms was refused")
         }
         let sample: Sample
@@ -479,6 +533,9 @@ final class FramePipeline {
         isUsable = true
         return try frame(from: sample, time: timeline.time(ofStreamTime: start), still: false)
     }
+
+    /// A keyframe seek: the keyframe at or before the target, nothing decoded past it.
+    static let keyframeFlags: SeekFlags = [.flush, .keyUnit, .snapBefore]
 
     /// Before a flushing seek: a kept pipeline may be PLAYING (after a step or the frame-on-screen rule) or at the
     /// end: back to PAUSED, and what its bus holds from before (ASYNC_DONE, EOS) must not answer the seek's wait.

@@ -33,7 +33,8 @@ final class OpenedFrameSource {
     /// Opens `request`'s source (`FramePipeline.init`): once, or twice when `fth264dec` fails on it.
     init(
         _ request: FrameRequest, watching formats: PictureFormatWatch, deadline: Deadline, keeps: Bool,
-        seekingFirstTo firstTime: (time: ClockTime, tolerance: ClockTime)? = nil, isCancelled: () -> Bool
+        seekingFirstTo firstTime: (time: ClockTime, tolerance: ClockTime)? = nil,
+        firstKeyframe: (@Sendable (ClockTime?) -> ClockTime)? = nil, isCancelled: () -> Bool
     ) throws {
         self.formats = formats
         self.keeps = keeps
@@ -41,7 +42,7 @@ final class OpenedFrameSource {
         do {
             current = try FramePipeline(
                 request, watching: formats, deadline: deadline, keeps: keeps, seekingFirstTo: firstTime,
-                inputs: inputs, isCancelled: isCancelled)
+                firstKeyframe: firstKeyframe, inputs: inputs, isCancelled: isCancelled)
             self.inputs = inputs
         } catch let error where Self.ownDecoderFailed(error, request, inputs) {
             var plain = request
@@ -50,7 +51,7 @@ final class OpenedFrameSource {
             let plainInputs = DecoderInputs()
             current = try FramePipeline(
                 plain, watching: formats, deadline: deadline, keeps: keeps, seekingFirstTo: firstTime,
-                inputs: plainInputs, isCancelled: isCancelled)
+                firstKeyframe: firstKeyframe, inputs: plainInputs, isCancelled: isCancelled)
             self.inputs = plainInputs
         }
     }
