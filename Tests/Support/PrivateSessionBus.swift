@@ -41,13 +41,12 @@ package final class PrivateSessionBus {
         }
         address = "unix:path=" + socket
         // It listens once the socket exists.
-        let deadline = Date().addingTimeInterval(20)
-        while !FileManager.default.fileExists(atPath: socket) {
-            guard Date() < deadline, daemon.isRunning else {
-                XCTFail("dbus-daemon did not start listening at \(socket)")
-                throw CocoaError(.executableLoad)
-            }
-            usleep(20_000)
+        try waitUntil("dbus-daemon listening at \(socket)", timeout: 20) {
+            FileManager.default.fileExists(atPath: socket) || !daemon.isRunning
+        }
+        guard daemon.isRunning else {
+            XCTFail("dbus-daemon ended before listening at \(socket)")
+            throw CocoaError(.executableLoad)
         }
     }
 
@@ -99,19 +98,14 @@ package final class PrivateSessionBus {
             if process.isRunning { process.terminate() }
             process.waitUntilExit()
         }
-        let deadline = Date().addingTimeInterval(20)
-        while !((try? String(contentsOf: file, encoding: .utf8)) ?? "").contains("ftgst-monitor-probe") {
-            guard Date() < deadline else {
-                XCTFail("dbus-monitor recorded nothing within 20 s")
-                throw CocoaError(.executableLoad)
-            }
-            _ = try Run.process(
+        try waitUntil("dbus-monitor recording its probe", timeout: 20) {
+            _ = try? Run.process(
                 URL(fileURLWithPath: "/usr/bin/gdbus"),
                 [
                     "emit", "--session", "--object-path", "/probe", "--signal", "\(interface).\(member)",
                     "'ftgst-monitor-probe'",
                 ], environment: ["DBUS_SESSION_BUS_ADDRESS": address], timeout: 10)
-            usleep(50_000)
+            return ((try? String(contentsOf: file, encoding: .utf8)) ?? "").contains("ftgst-monitor-probe")
         }
         return BusMonitor(file: file)
     }
@@ -139,13 +133,12 @@ package final class PrivateSessionBus {
             if process.isRunning { process.terminate() }
             process.waitUntilExit()
         }
-        let deadline = Date().addingTimeInterval(20)
-        while try !hasOwner(name) {
-            guard Date() < deadline, process.isRunning else {
-                XCTFail("the stand-in \(template) did not take \(name) on the test's bus")
-                throw CocoaError(.executableLoad)
-            }
-            usleep(50_000)
+        try waitUntil("stand-in \(template) owning \(name) on the test's bus", timeout: 20) {
+            ((try? hasOwner(name)) ?? false) || !process.isRunning
+        }
+        guard process.isRunning else {
+            XCTFail("the stand-in \(template) ended before taking \(name)")
+            throw CocoaError(.executableLoad)
         }
         return MockService(log: log, process: process)
     }

@@ -178,6 +178,22 @@ extension Process {
     }
 }
 
+/// Polls `condition` every 50 ms until it holds; after `timeout` seconds fails the test with "no `what`" and
+/// throws (every wait has a deadline).
+package func waitUntil(
+    _ what: String, timeout: TimeInterval = 30, file: StaticString = #filePath, line: UInt = #line,
+    _ condition: () -> Bool
+) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        guard Date() < deadline else {
+            XCTFail("no \(what) within \(timeout) s", file: file, line: line)
+            throw CocoaError(.executableLoad)
+        }
+        usleep(50_000)
+    }
+}
+
 /// Pixels for comparisons, decoded by ffmpeg (an independent decoder) into packed RGB.
 package struct DecodedImage {
     package var width: Int

@@ -42,22 +42,8 @@ final class ExportDesktopCLITests: XCTestCase {
         return (process, stderr)
     }
 
-    /// Waits (at most `timeout` s) until `condition` holds.
-    private func wait(_ what: String, timeout: TimeInterval = 60, _ condition: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            guard Date() < deadline else {
-                XCTFail("no \(what) within \(timeout) s")
-                throw CocoaError(.executableLoad)
-            }
-            usleep(50_000)
-        }
-    }
-
     private func exit(of process: Process) -> Int32? {
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        return process.isRunning ? nil : process.terminationStatus
+        process.waitForExit(timeout: 30) ? process.terminationStatus : nil
     }
 
     private func records() -> [[String: Any]] {
@@ -82,7 +68,7 @@ final class ExportDesktopCLITests: XCTestCase {
         let output = work.appendingPathComponent("holiday.mp4").path
         let (export, stderr) = try startExport(bus, clip.url, output)
 
-        try wait("three notifications") { portal.calls("Notification.AddNotification").count >= 3 }
+        try waitUntil("three notifications", timeout: 60) { portal.calls("Notification.AddNotification").count >= 3 }
         for level in ["50", "255"] {
             try bus.emitSignal(
                 from: Self.portalName, path: Self.portalPath, interface: "org.freedesktop.portal.MemoryMonitor",
@@ -139,7 +125,7 @@ final class ExportDesktopCLITests: XCTestCase {
         let (export, stderr) = try startExport(bus, clip.url, output)
 
         let notify = { server.lines.filter { $0.split(separator: " ").dropFirst().first == "Notify" } }
-        try wait("two notifications") { notify().count >= 2 }
+        try waitUntil("two notifications", timeout: 60) { notify().count >= 2 }
         XCTAssertTrue(notify()[0].contains(#""ftgst" 0 "video-x-generic" "Exporting clip.mp4""#), notify()[0])
         XCTAssertTrue(notify()[0].contains(#"["cancel", "Cancel"]"#), notify()[0])
         XCTAssertTrue(notify()[1].contains(#""ftgst" 1 "#), "replaces the first (id 1): \(notify()[1])")
@@ -229,7 +215,7 @@ final class ExportDesktopCLITests: XCTestCase {
         try bus.emitSignal(
             from: Self.portalName, path: Self.portalPath, interface: "org.freedesktop.portal.Notification",
             member: "ActionInvoked", signature: "ssav", "[<'\(id)'>, <'show'>, <@av []>]")
-        try wait("OpenURI.OpenDirectory", timeout: 30) { !portal.calls("OpenURI.OpenDirectory").isEmpty }
+        try waitUntil("OpenURI.OpenDirectory", timeout: 30) { !portal.calls("OpenURI.OpenDirectory").isEmpty }
         let opened = try XCTUnwrap(portal.calls("OpenURI.OpenDirectory").first)
         XCTAssertEqual((opened["args"] as? [Any])?[1] as? String, output, "the file itself, as a descriptor")
     }

@@ -35,7 +35,7 @@ final class RealPortalCLITests: XCTestCase {
         guard let number = (90...189).first(where: { !FileManager.default.fileExists(atPath: "/tmp/.X\($0)-lock") })
         else { throw XCTSkip("no free X display number") }
         let process = try launch("/usr/bin/Xvfb", [":\(number)", "-nolisten", "tcp", "-screen", "0", "1280x800x24"])
-        try wait("Xvfb :\(number)") {
+        try waitUntil("Xvfb :\(number)") {
             process.isRunning && FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)")
         }
         return ":\(number)"
@@ -43,7 +43,7 @@ final class RealPortalCLITests: XCTestCase {
 
     private func startService(_ path: String, owning name: String) throws {
         let process = try launch(path, [], environment: environment)
-        try wait("\(path) on the bus") { process.isRunning && ((try? bus.hasOwner(name)) ?? false) }
+        try waitUntil("\(path) on the bus") { process.isRunning && ((try? bus.hasOwner(name)) ?? false) }
     }
 
     /// A background process, stopped when the test ends.
@@ -63,17 +63,6 @@ final class RealPortalCLITests: XCTestCase {
             process.waitUntilExit()
         }
         return process
-    }
-
-    private func wait(_ what: String, timeout: TimeInterval = 30, _ condition: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            guard Date() < deadline else {
-                XCTFail("no \(what) within \(timeout) s")
-                throw CocoaError(.executableLoad)
-            }
-            usleep(50_000)
-        }
     }
 
     private func xdotool(_ arguments: [String]) throws -> ProcessResult {
@@ -127,7 +116,7 @@ final class RealPortalCLITests: XCTestCase {
         try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: clip.path)
         let (pick, out, err) = try startPick(["source", "--timeout-ms", "60000"])
         var dialog: [String] = []
-        try wait("GTK's file chooser titled 'Open a video or photo'") {
+        try waitUntil("GTK's file chooser titled 'Open a video or photo'") {
             dialog = (try? windows("Open a video or photo")) ?? []
             return !dialog.isEmpty
         }
@@ -146,7 +135,7 @@ final class RealPortalCLITests: XCTestCase {
             let deadline = Date().addingTimeInterval(3)
             while pick.isRunning, Date() < deadline { usleep(50_000) }
         }
-        try wait("the pick's end", timeout: 30) { !pick.isRunning }
+        try waitUntil("the pick's end", timeout: 30) { !pick.isRunning }
         let stderr = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
         XCTAssertEqual(pick.terminationStatus, 0, stderr)
         let answer = try JSONSerialization.jsonObject(with: Data(contentsOf: out)) as? [String: Any]
@@ -157,13 +146,13 @@ final class RealPortalCLITests: XCTestCase {
     /// A chooser left open past `--timeout-ms` is closed through the real portal's `Request.Close`: the dialog goes.
     func testAChooserLeftOpenIsClosedByTheRealPortal() throws {
         let (pick, _, err) = try startPick(["lut", "--timeout-ms", "3000"])
-        try wait("GTK's file chooser titled 'Choose a look (.cube)'") {
+        try waitUntil("GTK's file chooser titled 'Choose a look (.cube)'") {
             !((try? windows("Choose a look \\(\\.cube\\)")) ?? []).isEmpty
         }
-        try wait("the pick's end", timeout: 30) { !pick.isRunning }
+        try waitUntil("the pick's end", timeout: 30) { !pick.isRunning }
         XCTAssertEqual(pick.terminationStatus, 130)
         XCTAssertTrue(
             ((try? String(contentsOf: err, encoding: .utf8)) ?? "").hasPrefix("[CANCELLED] no file was chosen"))
-        try wait("the dialog closed") { ((try? windows("Choose a look \\(\\.cube\\)")) ?? ["x"]).isEmpty }
+        try waitUntil("the dialog closed") { ((try? windows("Choose a look \\(\\.cube\\)")) ?? ["x"]).isEmpty }
     }
 }

@@ -14,10 +14,14 @@ import re
 import select
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Resources", "desktop"))
+import private_bus as desktop_bus  # noqa: E402
 
 from selenium import webdriver
 from selenium.common.exceptions import JavascriptException
@@ -137,41 +141,14 @@ def headless_chrome(test, *arguments):
 
 
 def private_bus(test, folder, portal_parameters):
-    """A dbus-daemon of the test's own (no service directories: nothing of the machine's desktop) with the
-    python-dbusmock stand-in portal of Tests/Resources/desktop/portal.py on it. Returns the bus address and the
-    stand-in's log file; both processes are stopped at cleanup."""
-    socket = os.path.join(folder, "bus")
-    config = os.path.join(folder, "bus.conf")
-    with open(config, "w") as f:
-        f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig><type>session</type><listen>unix:path={socket}</listen><auth>EXTERNAL</auth>
-<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/>
-<allow own="*"/></policy></busconfig>""")
-    daemon = subprocess.Popen(["/usr/bin/dbus-daemon", f"--config-file={config}", "--nofork", "--nopidfile"],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    test.addCleanup(lambda: (daemon.terminate(), daemon.wait(10)))
-    deadline = time.monotonic() + 20
-    while not os.path.exists(socket):
-        test.assertLess(time.monotonic(), deadline, "dbus-daemon did not listen within 20 s")
-        time.sleep(0.02)
-    address = "unix:path=" + socket
-    log = os.path.join(folder, "portal.log")
-    template = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Resources", "desktop", "portal.py")
-    mock = subprocess.Popen(["/usr/bin/python3", "-m", "dbusmock", "--session", "-t", template, "-l", log,
-                             "-p", json.dumps(portal_parameters)],
-                            env=dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address), stdout=subprocess.DEVNULL)
-    test.addCleanup(lambda: (mock.terminate(), mock.wait(10)))
-    while True:
-        owned = subprocess.run(["/usr/bin/gdbus", "call", "--session", "--dest", "org.freedesktop.DBus",
-                                "--object-path", "/org/freedesktop/DBus", "--method",
-                                "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.portal.Desktop"],
-                               env=dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address), capture_output=True,
-                               text=True, timeout=10)
-        if "true" in owned.stdout:
-            return address, log
-        test.assertLess(time.monotonic(), deadline, "the stand-in portal did not start within 20 s")
-        time.sleep(0.05)
+    """A private session bus with the stand-in portal (Tests/Resources/desktop/private_bus.py), stopped at cleanup.
+    Returns the bus address and the stand-in's log file."""
+    try:
+        address, log, processes = desktop_bus.start(folder, portal_parameters)
+    except RuntimeError as error:
+        test.fail(str(error))
+    test.addCleanup(desktop_bus.stop, processes)
+    return address, log
 
 
 class StudioTest(unittest.TestCase):

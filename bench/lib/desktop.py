@@ -7,58 +7,24 @@
 - `ftgst pick source` against the stand-in (which answers after 50 ms), and `ftgst desktop`: wall, medians.
 """
 
-import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 
-log = benchlib.log
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "Tests", "Resources", "desktop"))
+import private_bus  # noqa: E402  (the tests' private session bus and stand-in portal)
+
+log = benchlib.log
 
 
 def fail(msg, tmp=None):
     benchlib.fail("bench/desktop", msg, tmp)
-
-
-def private_bus(tmp, processes):
-    socket = os.path.join(tmp, "bus")
-    config = os.path.join(tmp, "bus.conf")
-    with open(config, "w") as f:
-        f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig><type>session</type><listen>unix:path={socket}</listen><auth>EXTERNAL</auth>
-<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/>
-<allow own="*"/></policy></busconfig>""")
-    processes.append(subprocess.Popen(["/usr/bin/dbus-daemon", f"--config-file={config}", "--nofork", "--nopidfile"],
-                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    deadline = time.monotonic() + 20
-    while not os.path.exists(socket):
-        if time.monotonic() > deadline:
-            fail("dbus-daemon did not listen within 20 s", tmp)
-        time.sleep(0.02)
-    address = "unix:path=" + socket
-    env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address)
-    template = os.path.join(REPO, "Tests", "Resources", "desktop", "portal.py")
-    parameters = {"interfaces": ["Notification", "Inhibit", "MemoryMonitor"], "uris": ["file:///tmp/picked.mp4"]}
-    processes.append(subprocess.Popen(["/usr/bin/python3", "-m", "dbusmock", "--session", "-t", template,
-                                       "-l", os.path.join(tmp, "portal.log"), "-p", json.dumps(parameters)],
-                                      env=env, stdout=subprocess.DEVNULL))
-    while True:
-        owned = subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path",
-                                "/org/freedesktop/DBus", "--method", "org.freedesktop.DBus.NameHasOwner",
-                                "org.freedesktop.portal.Desktop"], env=env, capture_output=True, text=True)
-        if "true" in owned.stdout:
-            return address
-        if time.monotonic() > deadline:
-            fail("the stand-in portal did not start within 20 s", tmp)
-        time.sleep(0.05)
 
 
 def main():
@@ -67,7 +33,11 @@ def main():
     tmp = tempfile.mkdtemp(prefix="ftgst-bench-desktop-")
     processes = []
     try:
-        address = private_bus(tmp, processes)
+        try:
+            parameters = {"interfaces": ["Notification", "Inhibit", "MemoryMonitor"], "uris": ["file:///tmp/picked.mp4"]}
+            address, _, processes = private_bus.start(tmp, parameters)
+        except RuntimeError as error:
+            fail(str(error), tmp)
         env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address, DISPLAY="", WAYLAND_DISPLAY="",
                    XDG_STATE_HOME=os.path.join(tmp, "state"))
         workspace = os.path.join(tmp, "workspace")
@@ -123,9 +93,7 @@ def main():
             print(f"  ftgst pick source (stand-in answers after 50 ms): {calls['pick']['median']:.1f} ms")
             print(f"  ftgst desktop: {calls['desktop']['median']:.1f} ms")
     finally:
-        for process in reversed(processes):
-            process.terminate()
-            process.wait(10)
+        private_bus.stop(processes)
         if not a.keep_tmp:
             shutil.rmtree(tmp, True)
 

@@ -99,19 +99,17 @@ enum Share {
     /// (there is no share portal). nil on success, else why it failed.
     static func portal(_ address: String, _ request: ShareRequest) -> String? {
         let wait = Int(clamping: request.timeoutMilliseconds)
-        guard let file = FileHandle(forReadingAtPath: request.path) else { return "cannot open \(request.path)" }
-        defer { try? file.close() }
         do {
             let bus = try DBusConnection(address: address, timeoutMilliseconds: wait)
             defer { bus.close() }
-            _ = try bus.call(
-                "org.freedesktop.portal.Desktop", "/org/freedesktop/portal/desktop", "org.freedesktop.portal.OpenURI",
-                "OpenFile", .tuple([.string(""), .handle(0), .vardict(["ask": .bool(true)])]),
-                fileDescriptors: [file.fileDescriptor], timeoutMilliseconds: wait)
+            try DesktopOpener.openThroughPortal(
+                request.path, folder: false, ask: true, on: bus, timeoutMilliseconds: wait)
             return nil
         } catch let error as DBusError {
             if error.kind == .timedOut { return "desktop portal did not return within \(wait) ms (stopped)" }
             return "desktop portal failed: " + (error.name.map { "\($0): " } ?? "") + error.message
+        } catch let error as FilmtoneError {
+            return error.message
         } catch {
             return "desktop portal failed: \(error)"
         }

@@ -9,17 +9,28 @@ struct DesktopOpener {
     var bus: DBusConnection
     var environment: [String: String] = ProcessInfo.processInfo.environment
 
+    /// Hands `path` to the portal's `OpenURI`: `OpenFile` (`ask`: its application chooser) or, for `folder`,
+    /// `OpenDirectory`, the file opened read-only and passed as a descriptor. Throws `FILE_NOT_FOUND` when it
+    /// cannot be opened, else the call's `DBusError`.
+    static func openThroughPortal(
+        _ path: String, folder: Bool, ask: Bool, on bus: DBusConnection, timeoutMilliseconds: Int
+    ) throws {
+        guard let file = FileHandle(forReadingAtPath: path) else {
+            throw FilmtoneError(.fileNotFound, "cannot open \(path)")
+        }
+        defer { try? file.close() }
+        let options: [String: DBusValue] = folder ? [:] : ["ask": .bool(ask)]
+        _ = try bus.call(
+            ExportDesktop.portal, ExportDesktop.portalPath, "org.freedesktop.portal.OpenURI",
+            folder ? "OpenDirectory" : "OpenFile", .tuple([.string(""), .handle(0), .vardict(options)]),
+            fileDescriptors: [file.fileDescriptor], timeoutMilliseconds: timeoutMilliseconds)
+    }
+
     /// Which handler took it, nil when none could.
     @discardableResult
     func open(_ path: String, folder: Bool, ask: Bool = false) -> ShareResult.Handler? {
-        if let file = FileHandle(forReadingAtPath: path) {
-            defer { try? file.close() }
-            let options: [String: DBusValue] = folder ? [:] : ["ask": .bool(ask)]
-            let opened = try? bus.call(
-                ExportDesktop.portal, ExportDesktop.portalPath, "org.freedesktop.portal.OpenURI",
-                folder ? "OpenDirectory" : "OpenFile", .tuple([.string(""), .handle(0), .vardict(options)]),
-                fileDescriptors: [file.fileDescriptor], timeoutMilliseconds: 10_000)
-            if opened != nil { return .portal }
+        if (try? Self.openThroughPortal(path, folder: folder, ask: ask, on: bus, timeoutMilliseconds: 10_000)) != nil {
+            return .portal
         }
         let hasDisplay = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
         guard hasDisplay, let program = Subprocess.find("xdg-open", environment: environment) else { return nil }

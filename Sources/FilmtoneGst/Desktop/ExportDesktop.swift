@@ -72,11 +72,6 @@ final class ExportDesktop: Sendable {
 
     deinit { bus.close() }
 
-    /// Which parts took: the notifier, whether the inhibitor is held, whether low memory is watched.
-    var summary: (notifier: Notifier?, inhibited: Bool, memoryMonitor: Bool) {
-        state.withLock { ($0.notifier, $0.inhibitHandle != nil, $0.memoryMonitor) }
-    }
-
     /// Low-memory warnings received so far; nil when no memory monitor was there to send them.
     var memoryWarningCount: Int? { state.withLock { $0.memoryMonitor ? $0.memoryWarnings : nil } }
 
@@ -188,15 +183,15 @@ final class ExportDesktop: Sendable {
     }
 
     private func chooseFreedesktop() {
+        // A server that answers GetCapabilities is there.
         guard
-            let capabilities = try? bus.call(
+            (try? bus.call(
                 Self.notifications, Self.notificationsPath, Self.notifications, "GetCapabilities",
-                timeoutMilliseconds: Self.callTimeout)
+                timeoutMilliseconds: Self.callTimeout)) != nil
         else {
             state.withLock { $0.notifier = nil }
             return
         }
-        _ = capabilities
         state.withLock { $0.notifier = .freedesktop }
         bus.subscribe(interface: Self.notifications, member: "ActionInvoked", path: Self.notificationsPath) {
             [weak self] signal in

@@ -187,7 +187,7 @@ struct FilePicker {
                 switch response {
                 case 0:
                     let uri = results["uris"]?.elements.first?.string ?? ""
-                    guard let path = Self.path(fromFileURI: uri) else {
+                    guard case .local(let path)? = try? MediaSource.parse(uri), uri.hasPrefix("file://") else {
                         return .unavailable("the desktop portal answered with no local file (\(uri))")
                     }
                     return .picked(path: path, .portal)
@@ -273,18 +273,6 @@ struct FilePicker {
     static func isFolder(_ path: String) -> Bool {
         var isFolder: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
-    }
-
-    /// The path of a `file://` URI (percent-decoded), nil for any other URI.
-    static func path(fromFileURI uri: String) -> String? {
-        guard uri.hasPrefix("file://") else { return nil }
-        var rest = uri.dropFirst("file://".count)
-        // `file://localhost/…` and `file:///…`.
-        if rest.hasPrefix("localhost/") { rest = rest.dropFirst("localhost".count) }
-        guard rest.hasPrefix("/"), let decoded = String(rest).removingPercentEncoding, !decoded.contains("\0") else {
-            return nil
-        }
-        return decoded
     }
 }
 

@@ -180,9 +180,12 @@ final class FramePipeline {
             let duration = fragmentedEnd.map({ ClockTime(nanoseconds: $0) }) ?? pipeline.duration()
                 ?? demuxerDuration
         else { return nil }
-        // qtdemux's duration is a stream time; counted from the origin as the timeline is.
-        return timeline.origin == .zero
-            ? duration.milliseconds : max(0, duration.milliseconds - timeline.origin.milliseconds)
+        return Self.duration(duration, from: timeline.origin).milliseconds
+    }
+
+    /// A duration the demuxer reports (qtdemux's is a stream time), counted from `origin` as the timeline is.
+    private static func duration(_ duration: ClockTime, from origin: ClockTime) -> ClockTime {
+        origin == .zero ? duration : .milliseconds(max(0, duration.milliseconds - origin.milliseconds))
     }
 
     /// Builds the pipeline (no look: `request.look` is for the one-shot path only when `keeps` is false), prerolls
@@ -312,9 +315,7 @@ final class FramePipeline {
                     // sample computed from either is the same time.
                     demuxerDuration = hold.duration(of: demuxerElement)
                     let whole = fragmentedEnd.map { ClockTime(nanoseconds: $0) } ?? demuxerDuration
-                    let duration = whole.map {
-                        origin == .zero ? $0 : .milliseconds(max(0, $0.milliseconds - origin.milliseconds))
-                    }
+                    let duration = whole.map { Self.duration($0, from: origin) }
                     target = timeline.streamTime(of: firstKeyframe(duration))
                     flags = Self.keyframeFlags
                 } else if let firstTime {
