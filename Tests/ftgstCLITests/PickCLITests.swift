@@ -216,6 +216,31 @@ final class PickCLITests: XCTestCase {
         XCTAssertEqual(try engine.response(id: 4)["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT")
     }
 
+    /// The engine's pickers refuse a title that is not one short line and a deadline that is not positive, before
+    /// asking anyone (the stand-in portal sees no call).
+    func testTheEnginesPickersRefuseBadParams() throws {
+        let bus = try PrivateSessionBus(self)
+        let portal = try bus.startMock(self, template: "portal", name: "org.freedesktop.portal.Desktop")
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in bus.environment { env[key] = value }
+        env["XDG_RUNTIME_DIR"] = work.path
+        let engine = try EngineProcess(executable: TestEnvironment.binary, arguments: ["serve"], environment: env)
+        addTeardownBlock { engine.kill() }
+        let cases: [(JSONValue, String)] = [
+            (.object([("title", .string("two\nlines"))]), "'title' must be one line"),
+            (.object([("title", .string(String(repeating: "x", count: 201)))]), "'title' must be one line"),
+            (.object([("timeoutMs", .int(0))]), "'timeoutMs' must be positive"),
+        ]
+        for (index, (params, message)) in cases.enumerated() {
+            engine.request(id: Int64(index + 1), "pickSource", params)
+            let error = try engine.response(id: Int64(index + 1))["error"]
+            XCTAssertEqual(error?["data"]?["code"]?.string, "INVALID_ARGUMENT", "\(params.serialized)")
+            XCTAssertEqual(error?["code"]?.int, -32602)
+            XCTAssertTrue(error?["message"]?.string?.contains(message) ?? false, "\(String(describing: error))")
+        }
+        XCTAssertTrue(portal.calls("FileChooser.OpenFile").isEmpty)
+    }
+
     /// A WebSocket client may name only files inside `--allow`, except a file its own user picked: that one, by
     /// that connection, and no other file beside it nor another connection.
     func testAPickedFileOutsideTheAllowedFoldersIsUsableByThatConnectionOnly() throws {

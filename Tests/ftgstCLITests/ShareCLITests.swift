@@ -80,6 +80,18 @@ final class ShareCLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: xdgRecord.path), "xdg-open must not run after the portal")
     }
 
+    /// A portal whose OpenFile never returns is stopped at the deadline; with no display there is nothing after it.
+    func testAPortalThatNeverReturnsIsShareUnavailableAtTheDeadline() throws {
+        let bus = try PrivateSessionBus(self)
+        let portal = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop",
+            parameters: ["interfaces": ["OpenURI"], "open_uri": "hang"])
+        let result = try share([file.path, "--timeout-ms", "1000"], ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        assertFailure(result, code: "SHARE_UNAVAILABLE", status: 78)
+        XCTAssertTrue(result.stderr.contains("desktop portal did not return within 1000 ms"), result.stderr)
+        XCTAssertEqual(portal.calls("OpenURI.OpenFile").count, 1)
+    }
+
     func testAMissingPortalFallsBackToXdgOpen() throws {
         let bus = try PrivateSessionBus(self)
         try standIn("xdg-open", "#!/bin/sh\necho \"$@\" > '\(record.path)'\n")

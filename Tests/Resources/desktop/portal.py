@@ -11,6 +11,7 @@ line of its own starting `ftgst-call ` (what the tests read). Parameters (`-p JS
   delay_ms:     after how long it sends the Response (default 50); -1: never (the user is still choosing)
   interfaces:   the other portal interfaces it serves (a `version` property each): any of "Notification",
                 "Inhibit", "MemoryMonitor", "OpenURI" (default none)
+  open_uri:     "hang": OpenURI.OpenFile never returns
   refuse_notifications: AddNotification answers org.freedesktop.portal.Error.NotAllowed (as the portal may
                 for a program outside a sandbox, with no application id)
 
@@ -150,7 +151,10 @@ def OpenDirectory(self, parent_window, fd, options):
     return dbus.ObjectPath('/org/freedesktop/portal/desktop/request/0/opendirectory')
 
 
-@dbus.service.method('org.freedesktop.portal.OpenURI', in_signature='sha{sv}', out_signature='o')
-def OpenURIOpenFile(self, parent_window, fd, options):
+@dbus.service.method('org.freedesktop.portal.OpenURI', in_signature='sha{sv}', out_signature='o',
+                     async_callbacks=('reply', 'error'))
+def OpenURIOpenFile(self, parent_window, fd, options, reply=None, error=None):
     record(self, 'OpenURI.OpenFile', parent_window, opened_path(fd), options)
-    return dbus.ObjectPath('/org/freedesktop/portal/desktop/request/0/openfile')
+    if PARAMETERS.get('open_uri') == 'hang':
+        return  # never replies: the caller's deadline must end it
+    reply(dbus.ObjectPath('/org/freedesktop/portal/desktop/request/0/openfile'))
