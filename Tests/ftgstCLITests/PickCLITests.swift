@@ -175,6 +175,11 @@ final class PickCLITests: XCTestCase {
         XCTAssertTrue(failed.stderr.contains("cannot open display"), failed.stderr)
     }
 
+    func testDesktopTakesNoArguments() throws {
+        assertFailure(try Run.ftgst(["desktop", "extra"]), code: "INVALID_ARGUMENT", status: 64)
+        assertFailure(try Run.ftgst(["desktop", "--verbose"]), code: "INVALID_ARGUMENT", status: 64)
+    }
+
     func testAPickWithABadKindIsAUsageError() throws {
         assertFailure(try Run.ftgst(["pick", "movie"]), code: "INVALID_ARGUMENT", status: 64)
         assertFailure(try Run.ftgst(["pick"]), code: "INVALID_ARGUMENT", status: 64)
