@@ -7,7 +7,7 @@ SWIFT_TEST_FLAGS ?=
 PLUGIN_DIR := .build/gst-plugins
 TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
-.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs bench-photos bench-storyboard bench-batch bench-thumbnailer bench-tonemap bench-desktop \
+.PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs bench-photos bench-storyboard bench-batch bench-thumbnailer bench-tonemap bench-desktop bench-hevc \
 	man completions share install uninstall stage deb clean \
 	ts-client test-ts-client test-studio test-ts-browser
 
@@ -119,6 +119,11 @@ bench: release
 # A 6 and a 24-megapixel PNG and a 24-megapixel WebP photo to a 512-px thumbnail against ffmpeg (bench/README.md).
 bench-photos: release
 	CLIPS="photo6mp-png.ffmpeg photo24mp-png.ffmpeg photo24mp-webp.ffmpeg" bench/thumb.sh
+
+# What phones record: one exact 320-px thumbnail of a 4K HEVC Main 10 HLG portrait .mov and of a 1080p HEVC .mov
+# against ffmpeg (bench/README.md, docs/PERFORMANCE.md).
+bench-hevc: release
+	CLIPS="phone4k-hlg.ffmpeg hevc1080.ffmpeg" bench/thumb.sh
 
 # Five exact thumbnails of a 1080p clip from one ftgst thumb against five ffmpeg processes (bench/README.md).
 bench-thumbs: release

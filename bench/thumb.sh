@@ -11,7 +11,8 @@
 #   FTGST=path     binary under test (default: <repo>/.build/release/ftgst)
 #   RUNS=n         timed runs per side (default 9), after 1 warm-up per side
 #   KEEP_TMP=1     keep the scratch directory (thumbnails, cache) afterwards
-#   CLIPS="a.gst b.ffmpeg"  clip texts under pipelines/bench/ to measure (default: all four)
+#   CLIPS="a.gst b.ffmpeg"  clip texts under pipelines/bench/ to measure (default: all four; phone4k-hlg.ffmpeg
+#                           and hevc1080.ffmpeg are the HEVC ones, written as .mov: make bench-hevc)
 #
 # Exit status: 0 when everything ran, whatever the figures say (this is a
 # measurement, not a test); non-zero when a command failed or wrote no output.
@@ -34,6 +35,7 @@ for text in ${CLIPS:-clip1080.gst gop30.gst web1080.ffmpeg photo24mp.ffmpeg}; do
     photo*-png.*) kind=(--photo); clip="$(make_clip "$text_file" png)" ;;
     photo*-webp.*) kind=(--photo); clip="$(make_clip "$text_file" webp)" ;;
     photo*) kind=(--photo); clip="$(make_clip "$text_file" jpg)" ;;
+    phone*|hevc*) clip="$(make_clip "$text_file" mov)" ;;
     *) clip="$(make_clip "$text_file")" ;;
   esac
   "$PY" "$here/lib/thumb.py" --clip "$clip" --ftgst "$FTGST" --runs "$RUNS" \

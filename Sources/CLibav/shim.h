@@ -1,4 +1,4 @@
-// libavcodec's types and constants for ftgst's own H.264 decoder element (`fth264dec`). Nothing here is linked:
+// libavcodec's types and constants for ftgst's own decoder elements (`fth264dec`, `fth265dec`). Nothing here is linked:
 // the functions are looked up with dlsym in the library whose major version these headers describe, so the
 // structures Swift reads match the library it runs. Shims exist only for macros Swift cannot import.
 #ifndef FTGST_CLIBAV_SHIM_H
@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/frame.h>
+#include <libavutil/mastering_display_metadata.h>
 #include <libavutil/mem.h>
 #include <libavutil/pixfmt.h>
 

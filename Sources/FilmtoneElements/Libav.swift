@@ -2,13 +2,13 @@ import CLibav
 import Foundation
 import Synchronization
 
-/// The libavcodec functions `fth264dec` calls, looked up once with `dlopen`/`dlsym` in the library the CLibav
-/// headers describe (`libavcodec.so.59` on Debian 12; the same one gst-libav uses), after checking that it is of
-/// their major version.
+/// The libavcodec functions the own decoders (`fth264dec`, `fth265dec`) call, looked up once with `dlopen`/`dlsym` in
+/// the library the CLibav headers describe (`libavcodec.so.59` on Debian 12; the same one gst-libav uses), after
+/// checking that it is of their major version.
 ///
 /// Why not linked: a linked libavcodec is loaded at every start of ftgst and of the plugin, with its ≈ 100 shared
 /// libraries (≈ 14 ms and 8 MiB, measured with a program that only calls `avcodec_find_decoder`), by commands that
-/// never decode H.264 (`probe`, a JPEG photo's thumbnail). Opened here, it is loaded by the first decoder that needs
+/// never decode video (`probe`, a JPEG photo's thumbnail). Opened here, it is loaded by the first decoder that needs
 /// it, or ahead of it on a thread of its own (`preloadInBackground`).
 package struct Libav: @unchecked Sendable {
     // @unchecked: C function pointers, immutable once loaded.
@@ -50,7 +50,7 @@ package struct Libav: @unchecked Sendable {
     /// `av_mallocz`: extradata must come from libavutil's allocator (the context frees it).
     let mallocz: Mallocz
 
-    /// The library `fth264dec` opens: `FTGST_LIBAVCODEC` (a soname or a path: another build of the same major
+    /// The library the own decoders open: `FTGST_LIBAVCODEC` (a soname or a path: another build of the same major
     /// version), else the soname of the major version the headers describe.
     package static var libraryName: String {
         let named = ProcessInfo.processInfo.environment["FTGST_LIBAVCODEC"] ?? ""
@@ -62,7 +62,7 @@ package struct Libav: @unchecked Sendable {
 
     /// The library (`libraryName`), opened once per name by whichever thread comes first (the others wait for
     /// it); the error says what was missing or wrong. A failure is what makes ftgst's frame pipelines decode H.264
-    /// with `avdec_h264` instead (`FrameRecipe.autoplugDecision`).
+    /// and HEVC with gst-libav instead (`FrameRecipe.autoplugDecision`).
     package static var shared: Result<Libav, LibavLoadError> { load(libraryName) }
 
     /// Whether `shared` loaded.

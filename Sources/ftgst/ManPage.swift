@@ -173,11 +173,11 @@ enum ManPage {
         ),
         (
             "FTGST_NO_OWN_DECODER",
-            "1 decodes H.264 thumbnails, storyboards and previews with GStreamer's avdec_h264 instead of ftgst's own fth264dec, which loads libavcodec alone (a diagnostic switch)."
+            "1 decodes H.264 and HEVC thumbnails, storyboards and previews with GStreamer's avdec_h264 and avdec_h265 instead of ftgst's own fth264dec and fth265dec, which load libavcodec alone (a diagnostic switch)."
         ),
         (
             "FTGST_LIBAVCODEC",
-            "the libavcodec fth264dec opens (a soname or a path; default the major version ftgst was built for). One that cannot be opened, or of another major version, leaves H.264 to avdec_h264."
+            "the libavcodec fth264dec and fth265dec open (a soname or a path; default the major version ftgst was built for). One that cannot be opened, or of another major version, leaves H.264 and HEVC to gst-libav."
         ),
         (
             "XDG_CACHE_HOME",

@@ -210,19 +210,23 @@ final class PluginTests: XCTestCase {
         XCTAssertTrue((result.stdout + result.stderr).contains("bad.cube:2:"), result.stdout + result.stderr)
     }
 
-    // MARK: - fth264dec
+    // MARK: - fth264dec, fth265dec
 
-    /// Each picture's checksum and time through `h264parse ! DECODER ! checksumsink` (a SHA-1 of the raw I420).
-    private func checksums(_ fixture: String, demuxer: String, decoder: String) throws -> [String] {
-        let result = try gst(
-            "gst-launch-1.0",
+    /// Each picture's checksum and time through `PARSER ! [FRAMING !] DECODER ! checksumsink` (a SHA-1 of the raw
+    /// picture), then the decoder's output caps as `gst-launch-1.0 -v` prints them.
+    private func checksums(
+        _ fixture: String, demuxer: String, decoder: String, parser: String = "h264parse", framing: String? = nil
+    ) throws -> (sums: [String], caps: String?) {
+        let launch =
             [
-                "-q", "filesrc", "location=\(try TestEnvironment.fixture(fixture))", "!", demuxer, "!", "h264parse",
-                "!",
-                decoder, "!", "checksumsink",
-            ])
+                "filesrc", "location=\(try TestEnvironment.fixture(fixture))", "!", demuxer, "!", parser, "!",
+            ] + (framing.map { [$0, "!"] } ?? []) + [decoder, "name=decoder", "!", "checksumsink"]
+        let result = try gst("gst-launch-1.0", ["-q"] + launch)
         XCTAssertEqual(result.status, 0, "\(fixture) through \(decoder): \(result.stderr)")
-        return result.stdout.split(separator: "\n").map(String.init)
+        let verbose = try gst("gst-launch-1.0", ["-v"] + launch)
+        let caps = verbose.stdout.split(separator: "\n").first { $0.contains("decoder.GstPad:src: caps = ") }
+            .map { String($0[$0.range(of: "caps = ")!.upperBound...]) }
+        return (result.stdout.split(separator: "\n").filter { !$0.contains("caps = ") }.map(String.init), caps)
     }
 
     /// fth264dec gives avdec_h264's pictures, bit for bit and at the same times, in plain gst-launch-1.0: MP4 with
@@ -232,10 +236,38 @@ final class PluginTests: XCTestCase {
             ("bframes.mp4", "qtdemux"), ("vfr.mp4", "qtdemux"), ("anamorphic.mp4", "qtdemux"),
             ("clip.mkv", "matroskademux"), ("clip.ts", "tsdemux"),
         ] {
-            let own = try checksums(fixture, demuxer: demuxer, decoder: "fth264dec")
-            let libav = try checksums(fixture, demuxer: demuxer, decoder: "avdec_h264")
+            let own = try checksums(fixture, demuxer: demuxer, decoder: "fth264dec").sums
+            let libav = try checksums(fixture, demuxer: demuxer, decoder: "avdec_h264").sums
             XCTAssertGreaterThan(own.count, 10, "\(fixture): \(own.count) pictures")
             XCTAssertEqual(own, libav, "\(fixture): not avdec_h264's pictures")
+        }
+    }
+
+    /// fth265dec gives avdec_h265's pictures, bit for bit, at the same times and under the same caps (10-bit
+    /// I420_10LE, the chroma siting, the colorimetry, HDR10's metadata): 8-bit HEVC in MP4, Main 10 in MOV
+    /// (`hvc1`) and Matroska, HLG and PQ with mastering metadata (`hev1`), and byte-stream framing with its
+    /// parameter sets in band. fth264dec likewise on 10-bit H.264 (High 10).
+    func testOwnDecodersGiveAvdecsPicturesAndCapsAt8And10Bits() throws {
+        let cases: [(String, String, String, String?)] = [
+            ("matrix-hevc8.mp4", "qtdemux", "h265parse", nil), ("matrix-hevc10.mov", "qtdemux", "h265parse", nil),
+            ("matrix-hevc10.mkv", "matroskademux", "h265parse", nil), ("hdr-hlg.mp4", "qtdemux", "h265parse", nil),
+            ("hdr-pq4000.mp4", "qtdemux", "h265parse", nil),
+            ("matrix-hevc10.mov", "qtdemux", "h265parse", "video/x-h265,stream-format=byte-stream"),
+            ("matrix-h264-high10.mp4", "qtdemux", "h264parse", nil),
+        ]
+        for (fixture, demuxer, parser, framing) in cases {
+            let what = "\(fixture)\(framing.map { " as \($0)" } ?? "")"
+            let isHEVC = parser == "h265parse"
+            let own = try checksums(
+                fixture, demuxer: demuxer, decoder: isHEVC ? "fth265dec" : "fth264dec", parser: parser,
+                framing: framing)
+            let libav = try checksums(
+                fixture, demuxer: demuxer, decoder: isHEVC ? "avdec_h265" : "avdec_h264", parser: parser,
+                framing: framing)
+            XCTAssertGreaterThan(own.sums.count, 10, "\(what): \(own.sums.count) pictures")
+            XCTAssertEqual(own.sums, libav.sums, "\(what): not avdec's pictures")
+            XCTAssertEqual(own.caps, libav.caps, "\(what): not avdec's caps")
+            XCTAssertNotNil(own.caps, what)
         }
     }
 
@@ -253,10 +285,19 @@ final class PluginTests: XCTestCase {
         XCTAssertTrue(output.contains("not-linked") || output.contains("not-negotiated"), output)
         let inspect = try gst("gst-inspect-1.0", ["fth264dec"])
         XCTAssertEqual(inspect.status, 0, inspect.stderr)
-        for text in ["Codec/Decoder/Video", "secondary", "output-corrupt", "max-threads", "progressive-high", "I420"] {
+        for text in [
+            "Codec/Decoder/Video", "secondary", "output-corrupt", "max-threads", "progressive-high", "high-10", "I420",
+            "I420_10LE",
+        ] {
             XCTAssertTrue(inspect.stdout.contains(text), "gst-inspect-1.0 fth264dec lacks \(text)")
         }
-        XCTAssertFalse(inspect.stdout.contains("high-10"), "a 10-bit profile in the template")
+        XCTAssertFalse(inspect.stdout.contains("4:4:4"), "a 4:4:4 profile in the template")
+        let hevc = try gst("gst-inspect-1.0", ["fth265dec"])
+        XCTAssertEqual(hevc.status, 0, hevc.stderr)
+        for text in ["HEVC decoder (libavcodec)", "secondary", "video/x-h265", "hvc1", "main-10", "I420_10LE"] {
+            XCTAssertTrue(hevc.stdout.contains(text), "gst-inspect-1.0 fth265dec lacks \(text)")
+        }
+        XCTAssertFalse(hevc.stdout.contains("main-12") || hevc.stdout.contains("main-444"), "a profile it cannot take")
     }
 
     /// A damaged stream (every 50th TS packet's payload overwritten) is decoded as far as it goes or fails with an

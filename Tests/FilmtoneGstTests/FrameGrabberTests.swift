@@ -104,25 +104,31 @@ final class FrameGrabberTests: XCTestCase {
         XCTAssertFalse(try grab("clip.ts", ms: 1010).soughtFirst, "a TS is type-found")
     }
 
-    /// ftgst's own H.264 decoder (`fth264dec`) hands over the very frame, pixels and time, that gst-libav's
-    /// `avdec_h264` gives, on the path that seeks first, the type-finding one (MPEG-TS: byte-stream framing), with a
-    /// tolerance, and on a kept pipeline's forward steps; a 4:4:4 stream, which it does not take, stays with
-    /// avdec_h264. On an exact seek it copies out only the picture shown, not those decoded up to it.
+    /// ftgst's own decoders (`fth264dec`, `fth265dec`) hand over the very frame, pixels and time, that gst-libav's
+    /// `avdec_h264` and `avdec_h265` give, on the path that seeks first, the type-finding one (MPEG-TS: byte-stream
+    /// framing), with a tolerance, and on a kept pipeline's forward steps; 10-bit pictures (H.264 High 10, HEVC Main
+    /// 10, HLG and PQ) tone-mapped or converted as avdec's are (the same chroma siting and colorimetry in the caps);
+    /// a 4:4:4 stream, which fth264dec does not take, stays with avdec_h264. On an exact seek it copies out only the
+    /// picture shown, not those decoded up to it.
     func testOwnDecoderGivesTheFrameAvdecGives() throws {
         let cases: [(String, Int64, Int64)] = [
             ("clip.mp4", 1510, 0), ("clip.mkv", 1000, 0), ("bframes.mp4", 2500, 0), ("vfr.mp4", 1010, 0),
             ("offset.mp4", 700, 0), ("rotated.mp4", 500, 0), ("numbered.mp4", 1999, 0), ("clip.mp4", 2966, 0),
             ("longgop.mp4", 3000, 900), ("zero-stts.mp4", 400, 0), ("clip.ts", 1010, 0), ("clip.mp4", 0, 0),
-            ("anamorphic.mp4", 300, 0), ("odd.mp4", 500, 0),
+            ("anamorphic.mp4", 300, 0), ("odd.mp4", 500, 0), ("matrix-h264-high10.mp4", 740, 0),
+            ("matrix-hevc8.mp4", 740, 0), ("matrix-hevc10.mov", 940, 0), ("matrix-hevc10.mkv", 540, 0),
+            ("hevc10.mp4", 500, 0), ("hdr-hlg.mp4", 600, 0), ("hdr-pq4000.mp4", 600, 0), ("bars480-rot270.mp4", 100, 0),
         ]
         for (fixture, ms, tolerance) in cases {
             let own = try grab(fixture, ms: ms, tolerance: tolerance)
             setenv("FTGST_NO_OWN_DECODER", "1", 1)
             defer { unsetenv("FTGST_NO_OWN_DECODER") }
             let libav = try grab(fixture, ms: ms, tolerance: tolerance)
-            let expected = fixture == "odd.mp4" ? "avdec_h264" : "fth264dec"
+            let isHEVC = fixture.contains("hevc") || fixture.hasPrefix("hdr-")
+            let expected = fixture == "odd.mp4" ? "avdec_h264" : isHEVC ? "fth265dec" : "fth264dec"
             XCTAssertEqual(own.decoder, expected, "\(fixture) at \(ms) ms")
-            XCTAssertEqual(libav.decoder, "avdec_h264", "\(fixture): the switch keeps gst-libav")
+            XCTAssertEqual(
+                libav.decoder, isHEVC ? "avdec_h265" : "avdec_h264", "\(fixture): the switch keeps gst-libav")
             XCTAssertNil(libav.copiedPictures)
             XCTAssertEqual(own.time, libav.time, "\(fixture) at \(ms) ms")
             XCTAssertTrue(own.image == libav.image, "\(fixture) at \(ms) ms: not the same frame")

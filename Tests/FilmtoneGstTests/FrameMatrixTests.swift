@@ -19,7 +19,7 @@ final class FrameMatrixTests: XCTestCase {
         "matrix-hevc10.mov", "matrix-hevc10.mkv", "matrix-vp9.webm", "matrix-av1.mkv", "matrix-mjpeg.avi",
         "matrix-mjpeg.mov", "matrix-prores.mov", "matrix-late.mp4", "matrix-h264.ts", "matrix-mpeg2.ts",
         "matrix-h264.avi", "matrix-mpeg4.avi", "matrix-frag.mp4", "matrix-frag-ip.mp4", "matrix-h264-interlaced.mp4",
-        "matrix-h264-to-high10.ts", "matrix-h264-to-interlaced.ts",
+        "matrix-h264-to-high10.ts", "matrix-h264-to-444.ts", "matrix-h264-to-interlaced.ts",
     ]
 
     /// (frame, time asked in ms): the first frame (mid-frame), a keyframe (at its start), just after it (mid-frame),

@@ -264,27 +264,30 @@ extension FrameRecipeTests {
         }
     }
 
-    /// 8-bit 4:2:0 progressive H.264 goes to fth264dec: every other video decoder offered for it is skipped. Other
-    /// profiles, interlaced streams, other codecs, and `ownDecoder: false` keep avdec_h264.
-    func testOwnDecoderTakesEightBitProgressiveH264Only() {
-        func caps(_ profile: String, format: String = "avc", extra: [String: CapsValue] = [:]) -> CapsStructure {
+    /// 8- and 10-bit 4:2:0 progressive H.264 goes to fth264dec, HEVC Main and Main 10 to fth265dec: every other video
+    /// decoder offered for them is skipped. Other profiles, interlaced streams, other codecs, and `ownDecoder: false`
+    /// keep gst-libav.
+    func testOwnDecodersTakeEightAndTenBitProgressive420() {
+        func caps(
+            _ profile: String, format: String = "avc", media: String = "video/x-h264", extra: [String: CapsValue] = [:]
+        ) -> CapsStructure {
             var fields: [String: CapsValue] = [
                 "profile": .string(profile), "stream-format": .string(format), "alignment": .string("au"),
             ]
             fields.merge(extra) { $1 }
-            return CapsStructure(name: "video/x-h264", fields: fields)
+            return CapsStructure(name: media, fields: fields)
         }
         func decision(_ name: String, _ caps: CapsStructure?, own: Bool = true) -> AutoplugDecision {
             FrameRecipe.autoplugDecision(
                 factory: FactoryDescription(name: name, klass: "Codec/Decoder/Video", caps: caps), ownDecoder: own)
         }
-        for profile in ["constrained-baseline", "main", "high", "progressive-high"] {
+        for profile in ["constrained-baseline", "main", "high", "progressive-high", "high-10", "high-10-intra"] {
             XCTAssertEqual(decision("avdec_h264", caps(profile)), .skip, profile)
             XCTAssertEqual(decision("fth264dec", caps(profile)), .tryElement, profile)
         }
         XCTAssertEqual(decision("avdec_h264", caps("high", format: "byte-stream")), .skip)
         XCTAssertEqual(decision("nvh264dec", caps("high")), .skip, "any other decoder too: the same pictures anywhere")
-        for profile in ["high-10", "high-4:2:2", "high-4:4:4", "high-10-intra"] {
+        for profile in ["high-4:2:2", "high-4:4:4", "high-4:2:2-intra", "cavlc-4:4:4-intra"] {
             XCTAssertEqual(decision("avdec_h264", caps(profile)), .tryElement, profile)
         }
         XCTAssertEqual(
@@ -293,10 +296,25 @@ extension FrameRecipeTests {
             decision("avdec_h264", caps("high", extra: ["interlace-mode": .string("progressive")])), .skip)
         XCTAssertEqual(decision("avdec_h264", caps("high", extra: ["alignment": .string("nal")])), .tryElement)
         XCTAssertEqual(decision("avdec_h264", caps("high"), own: false), .tryElement)
+        XCTAssertEqual(decision("fth264dec", caps("high"), own: false), .skip, "off means off, avdec or nothing")
         XCTAssertEqual(decision("avdec_h264", nil), .tryElement)
+        for format in ["hvc1", "hev1", "byte-stream"] {
+            for profile in ["main", "main-10", "main-still-picture"] {
+                let hevc = caps(profile, format: format, media: "video/x-h265")
+                XCTAssertEqual(decision("avdec_h265", hevc), .skip, "\(format) \(profile)")
+                XCTAssertEqual(decision("fth265dec", hevc), .tryElement, "\(format) \(profile)")
+            }
+        }
+        for profile in ["main-12", "main-422-10", "main-444", "monochrome"] {
+            XCTAssertEqual(decision("avdec_h265", caps(profile, format: "hvc1", media: "video/x-h265")), .tryElement)
+        }
+        XCTAssertEqual(
+            decision("avdec_h265", caps("main", format: "hvc1", media: "video/x-h265"), own: false), .tryElement)
         XCTAssertEqual(
             decision("avdec_h265", CapsStructure(name: "video/x-h265", fields: ["profile": .string("main")])),
-            .tryElement)
+            .tryElement, "no framing stated")
+        XCTAssertEqual(
+            decision("avdec_vp9", CapsStructure(name: "video/x-vp9", fields: [:])), .tryElement, "not an own codec")
     }
 
     /// The libav plugin is preloaded for MP4 and Matroska, not for WebM (VP8/VP9/AV1) or unknown containers.

@@ -6,10 +6,10 @@ import XCTest
 @testable import FilmtoneGst
 @testable import GstKit
 
-/// `fth264dec`'s ways back to `avdec_h264` (issue 28, item 4), each forced: libavcodec that cannot be opened or is
-/// the wrong library, a stream it does not take at its caps (interlaced; High 10 and 4:4:4 are in
-/// `FrameMatrixTests` and `FrameGrabberTests`), and caps that change mid-stream to what it does not take. The oracle
-/// is the barcode's number and time (`FrameBarcode`), and which decoder gave the frame.
+/// The own decoders' (`fth264dec`, `fth265dec`) ways back to gst-libav (issue 28, item 4; issue 30), each forced:
+/// libavcodec that cannot be opened or is the wrong library, a stream they do not take at its caps (interlaced; 4:4:4
+/// is in `FrameMatrixTests` and `FrameGrabberTests`), and caps that change mid-stream to what they do not take. The
+/// oracle is the barcode's number and time (`FrameBarcode`), and which decoder gave the frame.
 final class OwnDecoderFallbackTests: XCTestCase {
     private func request(_ clip: String, ms: Int64) throws -> FrameRequest {
         FrameRequest(
@@ -34,8 +34,8 @@ final class OwnDecoderFallbackTests: XCTestCase {
 
     /// A libavcodec that cannot be opened (another FFmpeg's major is not installed, a copied binary) or a library
     /// that is not libavcodec: every H.264 job decodes with avdec_h264, exactly, instead of failing. Back to the
-    /// default library, fth264dec again.
-    func testH264DecodesWithAvdecWhenLibavcodecCannotBeUsed() throws {
+    /// default library, fth264dec again. HEVC likewise, with avdec_h265 and fth265dec; 10-bit H.264 is fth264dec's.
+    func testH264AndHEVCDecodeWithAvdecWhenLibavcodecCannotBeUsed() throws {
         for library in ["/nonexistent/libavcodec.so.59", Libav.utilityLibraryName] {
             setenv("FTGST_LIBAVCODEC", library, 1)
             defer { unsetenv("FTGST_LIBAVCODEC") }
@@ -44,13 +44,18 @@ final class OwnDecoderFallbackTests: XCTestCase {
                 continue
             }
             XCTAssertTrue(error.description.contains(library), error.description)
-            for frame in [13, 18] {
-                let grabbed = try grab("matrix-h264-bframes.mp4", frame: frame)
-                XCTAssertEqual(reading(grabbed), expected(frame), "\(library), frame \(frame)")
-                XCTAssertEqual(grabbed.decoder, "avdec_h264", library)
+            for (clip, decoder) in [("matrix-h264-bframes.mp4", "avdec_h264"), ("matrix-hevc10.mov", "avdec_h265")] {
+                for frame in [13, 18] {
+                    let grabbed = try grab(clip, frame: frame)
+                    XCTAssertEqual(reading(grabbed), expected(frame), "\(library), \(clip), frame \(frame)")
+                    XCTAssertEqual(grabbed.decoder, decoder, library)
+                }
             }
         }
         XCTAssertEqual(try grab("matrix-h264-bframes.mp4", frame: 18).decoder, "fth264dec")
+        XCTAssertEqual(try grab("matrix-hevc10.mov", frame: 18).decoder, "fth265dec")
+        XCTAssertEqual(try grab("matrix-hevc8.mp4", frame: 18).decoder, "fth265dec")
+        XCTAssertEqual(try grab("matrix-h264-high10.mp4", frame: 18).decoder, "fth264dec")
     }
 
     /// Interlaced H.264 is refused at its caps (`coded-picture-structure=field`): avdec_h264 is plugged from the
@@ -59,9 +64,9 @@ final class OwnDecoderFallbackTests: XCTestCase {
         let caps = "video/x-h264, stream-format=avc, alignment=au, profile=high, coded-picture-structure="
         let interlaced = try Caps(parsing: caps + "field").firstStructure
         let progressive = try Caps(parsing: caps + "frame").firstStructure
-        XCTAssertEqual(interlaced.map(H264DecoderElement.accepts), false)
-        XCTAssertEqual(progressive.map(H264DecoderElement.accepts), true)
-        XCTAssertFalse(H264DecoderElement.isProgressive(interlaceMode: "mixed", pictureStructure: nil))
+        XCTAssertEqual(interlaced.map(LibavDecoderElement.h264.accepts), false)
+        XCTAssertEqual(progressive.map(LibavDecoderElement.h264.accepts), true)
+        XCTAssertFalse(LibavDecoderElement.isProgressive(interlaceMode: "mixed", pictureStructure: nil))
 
         let source = try OpenedFrameSource(
             try request("matrix-h264-interlaced.mp4", ms: 0), watching: PictureFormatWatch(),
@@ -94,11 +99,34 @@ final class OwnDecoderFallbackTests: XCTestCase {
         XCTAssertTrue((cause.debug ?? "").contains("not-negotiated"), "\(cause)")
     }
 
-    /// Caps that change mid-stream (frames 20–39 High 10, or interlaced, after 8-bit progressive 0–19): fth264dec
+    /// Caps that change mid-stream to what fth264dec also takes (frames 20–39 High 10 after 8-bit 0–19): it
+    /// drains, opens libavcodec again for the new caps and goes on; no second open.
+    func testCapsChangingMidStreamToATakenBitDepthStayWithTheOwnDecoder() throws {
+        let clip = "matrix-h264-to-high10.ts"
+        for frame in [13, 20, 26, 39] {
+            let grabbed = try grab(clip, frame: frame)
+            XCTAssertEqual(reading(grabbed), expected(frame), "\(clip), frame \(frame)")
+            XCTAssertEqual(grabbed.decoder, "fth264dec", "\(clip), frame \(frame)")
+        }
+        let source = try OpenedFrameSource(
+            try request(clip, ms: 0), watching: PictureFormatWatch(), deadline: Deadline(after: 20_000),
+            keeps: true, isCancelled: { false })
+        defer { source.stop() }
+        for frame in [5, 18, 23, 33] {
+            let grabbed = try source.frame(
+                at: .milliseconds(milliseconds(frame)), tolerance: .zero, deadline: Deadline(after: 20_000),
+                isCancelled: { false })
+            XCTAssertEqual(reading(grabbed), expected(frame), "\(clip), kept, frame \(frame)")
+            XCTAssertEqual(grabbed.decoder, "fth264dec", "\(clip), kept, frame \(frame)")
+        }
+        XCTAssertTrue(source.request.ownDecoder, "no fallback")
+    }
+
+    /// Caps that change mid-stream (frames 20–39 4:4:4, or interlaced, after 8-bit progressive 0–19): fth264dec
     /// decodes the first part; a frame of the second is answered by the source opened again with avdec_h264 —
     /// one-shot, and on a kept pipeline crossing the change forward, then going back.
     func testCapsChangingMidStreamFallBackToAvdec() throws {
-        for clip in ["matrix-h264-to-high10.ts", "matrix-h264-to-interlaced.ts"] {
+        for clip in ["matrix-h264-to-444.ts", "matrix-h264-to-interlaced.ts"] {
             let before = try grab(clip, frame: 13)
             XCTAssertEqual(reading(before), expected(13), clip)
             XCTAssertEqual(before.decoder, "fth264dec", clip)

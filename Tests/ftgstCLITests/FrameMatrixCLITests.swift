@@ -7,7 +7,7 @@ import XCTest
 final class FrameMatrixCLITests: XCTestCase {
     static let clips = [
         "matrix-hevc10.mov", "matrix-hevc8.mp4", "matrix-h264.avi", "matrix-mpeg4.avi", "matrix-h264.ts",
-        "matrix-av1.mkv", "matrix-mjpeg.mov", "matrix-h264-to-high10.ts",
+        "matrix-av1.mkv", "matrix-mjpeg.mov", "matrix-h264-to-high10.ts", "matrix-h264-to-444.ts",
     ]
 
     private func lines(_ result: ProcessResult, _ what: String) throws -> [[String: Any]] {

@@ -7,7 +7,7 @@ import XCTest
 final class FrameMatrixPathsCLITests: XCTestCase {
     static let clips = [
         "matrix-hevc10.mov", "matrix-h264-bframes.mp4", "matrix-av1.mkv", "matrix-h264.avi", "matrix-mpeg4.avi",
-        "matrix-h264.ts", "matrix-frag.mp4", "matrix-h264-to-high10.ts",
+        "matrix-h264.ts", "matrix-frag.mp4", "matrix-h264-to-444.ts",
     ]
     /// (frame, ms asked): mid-frame times around a keyframe (GOPs of 12), the last frame and the first.
     static let cells: [(frame: Int, ms: Int64)] = [(0, 20), (12, 480), (13, 540), (18, 740), (23, 940), (39, 1580)]

@@ -128,14 +128,14 @@ final class ServeKeptCLITests: XCTestCase {
     /// The frame-exactness matrix through the engine (issue 28): `renderPreviewFrame` cold (the first request opens
     /// the pipeline), then warm forward and back on the kept one; each picture shows the frame on screen at the
     /// time asked (`FrameBarcode`), with its time. Clips: HEVC 10-bit MOV (what phones record), H.264 with B-frames,
-    /// AV1, AVI (no presentation times), a short TS (reads forward) and H.264 turning High 10 mid-stream
+    /// AV1, AVI (no presentation times), a short TS (reads forward) and H.264 turning 4:4:4 mid-stream
     /// (fth264dec's way back).
     func testMatrixClipsAreExactThroughTheEngine() throws {
         let cells: [(frame: Int, ms: Int64)] = [(18, 740), (23, 940), (39, 1580), (0, 20), (13, 540), (12, 480)]
         let engine = try startEngine()
         for clip in [
             "matrix-hevc10.mov", "matrix-h264-bframes.mp4", "matrix-av1.mkv", "matrix-h264.avi", "matrix-h264.ts",
-            "matrix-h264-to-high10.ts",
+            "matrix-h264-to-444.ts",
         ] {
             let source = try TestEnvironment.fixture(clip)
             for (index, cell) in cells.enumerated() {

@@ -14,8 +14,8 @@ final class DecoderInputs: Sendable {
     static let corruptOutputProperty = "output-corrupt"
 
     private let pictures = Mutex<[FrameRecipe.InputPicture]>([])
-    /// The video decoder plugged (its factory's name), and `fth264dec`'s state when it is that one.
-    private let decoder = Mutex<(name: String?, own: H264DecoderState?)>((nil, nil))
+    /// The video decoder plugged (its factory's name), and its state when it is an own one (`fth264dec`, `fth265dec`).
+    private let decoder = Mutex<(name: String?, own: LibavDecoderState?)>((nil, nil))
     /// The last keyframe that entered since the segment began, and the longest gap between two consecutive ones
     /// seen so far (across segments: a GOP's length does not change with a seek).
     private let keyframes = Mutex<(last: ClockTime?, longestGap: ClockTime?)>((nil, nil))
@@ -34,9 +34,9 @@ final class DecoderInputs: Sendable {
                 let pad = element.staticPad("sink")
             else { return }
             let name = element.factoryName
-            let own = name == H264DecoderElement.factoryName ? H264DecoderElement.state(of: element.pointer) : nil
+            let own = LibavDecoderElement.isOwn(name) ? LibavDecoderElement.state(of: element.pointer) : nil
             if own != nil, let threads = FrameRecipe.decoderThreads {
-                try? element.setProperty(H264DecoderElement.threadsProperty, .int(Int64(threads)))
+                try? element.setProperty(LibavDecoderElement.threadsProperty, .int(Int64(threads)))
             }
             decoder.withLock { $0 = (name, own) }
             if element.hasProperty(Self.corruptOutputProperty) {
@@ -89,7 +89,7 @@ final class DecoderInputs: Sendable {
     /// The factory name of the video (or image) decoder plugged; nil before one was.
     var decoderName: String? { decoder.withLock { $0.name } }
 
-    /// How many pictures `fth264dec` copied out (its others ended before the segment and were released uncopied);
+    /// How many pictures the own decoder copied out (its others ended before the segment and were released uncopied);
     /// nil when another decoder was plugged.
     var ownDecoderCopies: Int? { decoder.withLock { $0.own?.copied.load(ordering: .relaxed) } }
 

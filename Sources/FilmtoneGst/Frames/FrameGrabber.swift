@@ -18,7 +18,7 @@ struct GrabbedFrame {
     var soughtFirst = false
     /// The video decoder's factory (`fth264dec`, `avdec_h265`…); nil for the photo path or none plugged.
     var decoder: String? = nil
-    /// Pictures `fth264dec` copied out; nil for another decoder.
+    /// Pictures the own decoder (`fth264dec`, `fth265dec`) copied out; nil for another decoder.
     var copiedPictures: Int? = nil
 }
 
@@ -47,8 +47,9 @@ struct FrameRequest {
     var allIntra = false
     /// The fitted height is rounded to an even number (`FrameRecipe.outputSize`): storyboard tiles.
     var evenHeight = false
-    /// H.264 that `fth264dec` takes is decoded by it (`FrameRecipe.autoplugDecision`); false: by `avdec_h264`
-    /// (`FTGST_NO_OWN_DECODER=1`, or `OpenedFrameSource` opening the source again after fth264dec failed on it).
+    /// H.264 and HEVC that `fth264dec`/`fth265dec` take are decoded by them (`FrameRecipe.autoplugDecision`); false:
+    /// by gst-libav (`FTGST_NO_OWN_DECODER=1`, or `OpenedFrameSource` opening the source again after an own decoder
+    /// failed on it).
     var ownDecoder = FrameRecipe.ownDecoderEnabled
 }
 
@@ -215,7 +216,8 @@ final class FramePipeline {
         durationIsReliable = !fragments.hasIndex
         fragmentedEnd = fragments.end
         if let demuxer, demuxer.decodedByLibav {
-            // Most likely H.264, which fth264dec decodes with libavcodec alone; gst-libav (HEVC) loads when plugged.
+            // Most likely H.264 or HEVC, which fth264dec and fth265dec decode with libavcodec alone; gst-libav loads
+            // only when plugged (4:2:2, 4:4:4, interlaced).
             if request.ownDecoder {
                 Libav.preloadInBackground()
             } else {

@@ -147,39 +147,40 @@ enum FrameRecipe {
         }
     }
 
-    /// What the frame pipeline's decodebin plugs: everything it offers, except `pngparse`. GStreamer 1.22's PNG
-    /// parser gathers a whole picture in a way that costs time quadratic in the file's size, mostly in the kernel
-    /// (a 24 MP, 67 MB PNG: 15 s of system time in `filesrc ! pngparse ! fakesink`, against 2 s for `filesrc !
-    /// pngdec`), so such a photo's preview hit the 5 s local-stall rule and failed. `pngdec` finds the picture's
-    /// end itself.
+    /// What the frame pipeline's decodebin plugs: everything it offers, except `pngparse`. GStreamer 1.22's PNG parser
+    /// gathers a whole picture in a way that costs time quadratic in the file's size, mostly in the kernel (a 24 MP, 67
+    /// MB PNG: 15 s of system time in `filesrc ! pngparse ! fakesink`, against 2 s for `filesrc ! pngdec`), so such a
+    /// photo's preview hit the 5 s local-stall rule and failed. `pngdec` finds the picture's end itself.
     ///
-    /// H.264 that ftgst's own decoder takes (`H264DecoderElement.accepts`: 8-bit 4:2:0, progressive) is decoded by
-    /// it, `fth264dec`, unless `ownDecoder` is false: every other video decoder offered for those caps
-    /// (`avdec_h264`, ranked above it) is skipped, so the pictures are libavcodec's on every machine, without
-    /// loading gst-libav (docs/PERFORMANCE.md, "fth264dec").
-    /// `ownDecoder` is asked last, only for such caps: false when the request says so, or libavcodec cannot be
-    /// opened (`Libav.shared`: another major version, a missing library), and every H.264 job then decodes with
-    /// `avdec_h264`.
+    /// H.264 and HEVC that ftgst's own decoders take (`LibavDecoderElement.accepting`: 8- or 10-bit 4:2:0, progressive)
+    /// are decoded by them, `fth264dec` and `fth265dec`, unless `ownDecoder` is false: every other video decoder
+    /// offered for those caps (`avdec_h264`, `avdec_h265`, ranked above them) is skipped, so the pictures are
+    /// libavcodec's on every machine, without loading gst-libav (docs/PERFORMANCE.md, "fth264dec"). `ownDecoder` is
+    /// asked only for such caps and for the own decoders: false when the request says so, or libavcodec cannot be
+    /// opened (`Libav.shared`: another major version, a missing library), and every such job then decodes with
+    /// gst-libav; the own decoders themselves are then skipped too (offered when gst-libav's are missing or ranked
+    /// away, they would decode after all).
     static func autoplugDecision(factory: FactoryDescription, ownDecoder: @autoclosure () -> Bool) -> AutoplugDecision {
         if factory.name == "pngparse" { return .skip }
-        guard factory.name != H264DecoderElement.factoryName, factory.klass.contains("Decoder/Video"),
-            let caps = factory.caps, H264DecoderElement.accepts(caps), ownDecoder()
+        if LibavDecoderElement.isOwn(factory.name) { return ownDecoder() ? .tryElement : .skip }
+        guard factory.klass.contains("Decoder/Video"),
+            let caps = factory.caps, LibavDecoderElement.accepting(caps) != nil, ownDecoder()
         else { return .tryElement }
         return .skip
     }
 
-    /// The frame threads each frame pipeline's `fth264dec` decodes with; nil: one per processor. `Batch.run` sets
-    /// 1 while it runs as many workers as there are processors: each worker then decodes on one core, which on the
-    /// bench's 40 exact thumbnails costs 11 % less time than two workers of two threads each contending for two
-    /// cores (libavcodec alone, docs/PERFORMANCE.md, "Batch"). Process-wide: a library user's other frame jobs
-    /// running during a batch decode on one thread each too.
+    /// The frame threads each frame pipeline's own decoder (`fth264dec`, `fth265dec`) decodes with; nil: one per
+    /// processor. `Batch.run` sets 1 while it runs as many workers as there are processors: each worker then decodes on
+    /// one core, which on the bench's 40 exact thumbnails costs 11 % less time than two workers of two threads each
+    /// contending for two cores (libavcodec alone, docs/PERFORMANCE.md, "Batch"). Process-wide: a library user's other
+    /// frame jobs running during a batch decode on one thread each too.
     static var decoderThreads: Int? {
         get { decoderThreadSetting.withLock { $0 } }
         set { decoderThreadSetting.withLock { $0 = newValue } }
     }
     private static let decoderThreadSetting = Mutex<Int?>(nil)
 
-    /// `FTGST_NO_OWN_DECODER=1` decodes H.264 with `avdec_h264` (gst-libav) instead of `fth264dec`: a diagnostic
+    /// `FTGST_NO_OWN_DECODER=1` decodes H.264 and HEVC with gst-libav instead of `fth264dec`/`fth265dec`: a diagnostic
     /// switch, and how the tests prove that the frame returned is identical either way.
     static var ownDecoderEnabled: Bool { ProcessInfo.processInfo.environment["FTGST_NO_OWN_DECODER"] != "1" }
 

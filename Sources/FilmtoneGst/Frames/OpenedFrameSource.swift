@@ -3,16 +3,17 @@ import FilmtoneElements
 import Foundation
 import GstKit
 
-/// A source opened for frames (`FramePipeline`), with the way back from ftgst's own H.264 decoder: when
-/// `fth264dec` fails on a stream — new caps mid-stream it does not take (High 10, 4:2:2, interlaced after a
+/// A source opened for frames (`FramePipeline`), with the way back from ftgst's own decoders: when `fth264dec` or
+/// `fth265dec` fails on a stream — new caps mid-stream it does not take (4:2:2, 4:4:4, interlaced after a
 /// progressive start), a picture outside them, more decoding errors than the base class allows — the source is
-/// opened again with `avdec_h264` (`FrameRequest.ownDecoder` false), within the same deadline, and the frame asked
-/// for is answered from there. Callers see one source: the frame `avdec_h264` gives, with its time.
+/// opened again with gst-libav (`avdec_h264`, `avdec_h265`: `FrameRequest.ownDecoder` false), within the same
+/// deadline, and the frame asked for is answered from there. Callers see one source: the frame avdec gives, with
+/// its time.
 ///
-/// Only failures the own decoder can have caused are retried: an error `fth264dec` posted, or a not-negotiated flow
+/// Only failures the own decoder can have caused are retried: an error the own decoder posted, or a not-negotiated flow
 /// (the caps it refused) while it was the decoder. Anything else (a time past the end, a damaged container, the
 /// deadline) is the same with either decoder and is thrown as it is. libavcodec that cannot be opened never gets
-/// this far: the pipeline then plugs `avdec_h264` from the start (`FrameRecipe.autoplugDecision`).
+/// this far: the pipeline then plugs avdec from the start (`FrameRecipe.autoplugDecision`).
 ///
 /// Not thread-safe: one caller at a time, as `FramePipeline`.
 final class OpenedFrameSource {
@@ -56,12 +57,12 @@ final class OpenedFrameSource {
         }
     }
 
-    /// Whether `error` is one `fth264dec` caused, so that `avdec_h264` may answer otherwise.
+    /// Whether `error` is one an own decoder caused, so that gst-libav may answer otherwise.
     static func ownDecoderFailed(_ error: Error, _ request: FrameRequest, _ inputs: DecoderInputs) -> Bool {
-        guard request.ownDecoder, inputs.decoderName == H264DecoderElement.factoryName,
+        guard request.ownDecoder, LibavDecoderElement.isOwn(inputs.decoderName),
             let cause = (error as? FilmtoneError)?.cause
         else { return false }
-        return cause.factory == H264DecoderElement.factoryName || (cause.debug ?? "").contains("not-negotiated")
+        return LibavDecoderElement.isOwn(cause.factory) || (cause.debug ?? "").contains("not-negotiated")
     }
 
     /// The pipeline's request: `ownDecoder` is false once it fell back.
@@ -97,7 +98,7 @@ final class OpenedFrameSource {
 
     /// Asks the current pipeline (`ask`), counting the frames it answers with, and asks once more from a new one
     /// when it failed:
-    /// - with an error `fth264dec` caused (`ownDecoderFailed`): the new one decodes with `avdec_h264`;
+    /// - with an error an own decoder caused (`ownDecoderFailed`): the new one decodes with gst-libav;
     /// - after answering before, with a seek that ended the stream without a frame (tsdemux, asked for 4.9 s of a
     ///   10-s TS after a seek to 1 s, ends the stream at once): the new one, fresh, answers as the one-shot grab
     ///   does, a frame or the same error.

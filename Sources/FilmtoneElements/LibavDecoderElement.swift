@@ -1,36 +1,41 @@
-package import CGst
+internal import CGst
 import CLibav
 import Foundation
 import GstKit
 import Synchronization
 
-// MARK: - fth264dec: H.264 through libavcodec, with nothing else loaded
+// MARK: - fth264dec, fth265dec: H.264 and HEVC through libavcodec, with nothing else loaded
 //
 // gst-launch-1.0 filesrc location=in.mp4 ! qtdemux ! h264parse ! fth264dec ! videoconvert ! …
+// gst-launch-1.0 filesrc location=in.mov ! qtdemux ! h265parse ! fth265dec ! videoconvert ! …
 //
-// A GstVideoDecoder over libavcodec's H.264 decoder, the one gst-libav's `avdec_h264` wraps: the same pictures, bit
-// for bit. It exists because `avdec_h264` comes with the whole of gst-libav: loading that plugin opens libavformat,
-// libavfilter and their libraries and registers some 500 element types (≈ 40 ms and 42 MiB of a 92 MiB budget,
-// measured against a program that only opens libavcodec), and its decoding of the bench clip's 166 pictures costs
-// ≈ 55 ms more than libavcodec's own (docs/PERFORMANCE.md, "fth264dec"). This element opens libavcodec alone
-// (`Libav`, dlopen), lets libavcodec keep its own frame pool (as many pictures as the stream's references and the
-// frame threads need), and copies out only the pictures that can be shown: one that ends before the output segment
-// starts (an accurate seek's pictures from the keyframe up to the target) is decoded, as it must be, but finished
-// without a buffer downstream or a copy.
+// GstVideoDecoders over libavcodec's H.264 and HEVC decoders, the ones gst-libav's `avdec_h264` and `avdec_h265`
+// wrap: the same pictures, bit for bit. They exist because gst-libav's decoders come with the whole of gst-libav:
+// loading that plugin opens libavformat, libavfilter and their libraries and registers some 500 element types
+// (≈ 40 ms and 42 MiB of a 92 MiB budget, measured against a program that only opens libavcodec), and its decoding
+// of the bench clip's 166 pictures costs ≈ 55 ms more than libavcodec's own (docs/PERFORMANCE.md, "fth264dec").
+// These elements open libavcodec alone (`Libav`, dlopen), let libavcodec keep its own frame pool (as many pictures as
+// the stream's references and the frame threads need), and copy out only the pictures that can be shown: one that
+// ends before the output segment starts (an accurate seek's pictures from the keyframe up to the target) is decoded,
+// as it must be, but finished without a buffer downstream or a copy.
 //
-// Only 8-bit 4:2:0 (and 4:0:0) progressive H.264 is taken: the sink template names the profiles that cannot carry
-// more (no High 10, 4:2:2 or 4:4:4), so decodebin offers anything else to `avdec_h264`; caps that say the stream may
-// be interlaced are refused by ACCEPT_CAPS (the template cannot require a field some parsers leave out), and an
-// interlaced picture under progressive caps is an error: avdec_h264 flags such pictures, this element would
-// pass them as frames. ftgst's frame pipelines choose it only for caps it takes (`accepts`), and when it fails on a
-// stream after all (caps changing mid-stream) open the source again with `avdec_h264` (`OpenedFrameSource`).
-// Its rank is SECONDARY, below `avdec_h264`'s PRIMARY: a pipeline gets it only by name, or where ftgst's frame
-// pipelines choose it (`FrameRecipe.autoplugDecision`).
+// One element type per codec (`Codec`: its caps, libavcodec's decoder, its names), one implementation: the instance
+// finds its codec from its type. Only 8- and 10-bit 4:2:0 (and 8-bit 4:0:0) progressive pictures are taken, given
+// as avdec gives them (I420, I420_10LE, GRAY8): the sink templates name the profiles that cannot carry more (no
+// 4:2:2, 4:4:4 or 12-bit), so decodebin offers anything else to gst-libav; caps that say the stream may be
+// interlaced are refused by ACCEPT_CAPS (the template cannot require a field some parsers leave out), and an
+// interlaced picture under progressive caps is an error: avdec flags such pictures, this element would pass them as
+// frames. ftgst's frame pipelines choose these elements only for caps they take (`accepting`), and when one fails
+// on a stream after all (caps changing mid-stream) open the source again with gst-libav (`OpenedFrameSource`).
+// Their rank is SECONDARY, below avdec's PRIMARY: a pipeline gets them only by name, or where ftgst's frame
+// pipelines choose them (`FrameRecipe.autoplugDecision`).
 
 /// The element's state. The libavcodec objects are only touched by GstVideoDecoder's vfuncs, which the base class
 /// calls one at a time (start and stop around streaming, the others under its stream lock); the properties may be
 /// set from any thread.
-package final class H264DecoderState: @unchecked Sendable {
+package final class LibavDecoderState: @unchecked Sendable {
+    /// The codec of the element's type.
+    package let codec: LibavDecoderElement.Codec
     fileprivate var libav: Libav?
     fileprivate var context: UnsafeMutablePointer<AVCodecContext>?
     fileprivate var packet: UnsafeMutablePointer<AVPacket>?
@@ -50,6 +55,7 @@ package final class H264DecoderState: @unchecked Sendable {
         var matrix: Int32
         var primaries: Int32
         var transfer: Int32
+        var siting: Int32
     }
 
     private let properties = Mutex((outputCorrupt: true, maxThreads: 0))
@@ -86,6 +92,8 @@ package final class H264DecoderState: @unchecked Sendable {
         if let input { gst_video_codec_state_unref(input) }
         input = nil
     }
+
+    init(codec: LibavDecoderElement.Codec) { self.codec = codec }
 
     deinit { close() }
 }
@@ -127,37 +135,70 @@ struct OutputTimestamps {
     mutating func reset() { self = OutputTimestamps() }
 }
 
-private enum H264DecoderPropertyID: guint {
+private enum LibavDecoderPropertyID: guint {
     case outputCorrupt = 1
     case maxThreads
 }
 
-/// Registration of the `fth264dec` element type.
-package enum H264DecoderElement {
-    package static let factoryName = "fth264dec"
+/// Registration of the own decoders' element types (`fth264dec`, `fth265dec`).
+package enum LibavDecoderElement {
+    /// One codec an own decoder takes: its element's names, its caps and libavcodec's decoder for it.
+    package struct Codec: Sendable, Equatable {
+        package let factoryName: String
+        package let typeName: String
+        /// The codec's name in messages: `H.264`.
+        package let name: String
+        /// libavcodec's `AVCodecID`.
+        let codecID: UInt32
+        package let mediaType: String
+        /// The profiles whose pictures are 8- or 10-bit 4:2:0 or 8-bit 4:0:0 (the parsers always name the profile).
+        package let profiles: [String]
+        package let streamFormats: [String]
+
+        package var sinkCaps: String {
+            "\(mediaType), stream-format=(string){ \(streamFormats.joined(separator: ", ")) }, alignment=(string)au, "
+                + "profile=(string){ \(profiles.joined(separator: ", ")) }"
+        }
+
+        /// Whether caps with this first structure are ones this element decodes as well as avdec: its template and
+        /// progressive pictures (`isProgressive`).
+        package func accepts(_ caps: CapsStructure) -> Bool {
+            guard caps.name == mediaType, let profile = caps.string("profile"), profiles.contains(profile),
+                let format = caps.string("stream-format"), streamFormats.contains(format),
+                caps.string("alignment") == "au"
+            else { return false }
+            return LibavDecoderElement.isProgressive(
+                interlaceMode: caps.string("interlace-mode"), pictureStructure: caps.string("coded-picture-structure"))
+        }
+    }
+
+    /// H.264 up to High 10 (4:2:0), as h264parse names its profiles.
+    package static let h264 = Codec(
+        factoryName: "fth264dec", typeName: "GstFtH264Dec", name: "H.264", codecID: AV_CODEC_ID_H264.rawValue,
+        mediaType: "video/x-h264",
+        profiles: [
+            "constrained-baseline", "baseline", "main", "extended", "high", "progressive-high", "constrained-high",
+            "high-10", "high-10-intra", "progressive-high-10",
+        ],
+        streamFormats: ["avc", "avc3", "byte-stream"])
+
+    /// HEVC Main and Main 10 (a phone's `.mov`), as h265parse names its profiles.
+    package static let h265 = Codec(
+        factoryName: "fth265dec", typeName: "GstFtH265Dec", name: "HEVC", codecID: AV_CODEC_ID_HEVC.rawValue,
+        mediaType: "video/x-h265",
+        profiles: ["main", "main-10", "main-still-picture", "main-intra", "main-10-intra"],
+        streamFormats: ["hvc1", "hev1", "byte-stream"])
+
+    package static let codecs = [h264, h265]
+
     /// libavcodec's frame threads per decoder; 0: one per processor.
     package static let threadsProperty = "max-threads"
-    package static let typeName = "GstFtH264Dec"
 
-    /// The profiles whose pictures are 8-bit 4:2:0 or 4:0:0 (h264parse always names the profile), and the framings.
-    package static let profiles = [
-        "constrained-baseline", "baseline", "main", "extended", "high", "progressive-high", "constrained-high",
-    ]
-    package static let streamFormats = ["avc", "avc3", "byte-stream"]
-    package static let sinkCaps =
-        "video/x-h264, stream-format=(string){ \(streamFormats.joined(separator: ", ")) }, alignment=(string)au, "
-        + "profile=(string){ \(profiles.joined(separator: ", ")) }"
+    /// The own decoder that takes caps with this first structure, if any.
+    package static func accepting(_ caps: CapsStructure) -> Codec? { codecs.first { $0.accepts(caps) } }
 
-    /// Whether caps with this first structure are ones this element decodes as well as `avdec_h264`: its template
-    /// and progressive pictures (`isProgressive`).
-    package static func accepts(_ caps: CapsStructure) -> Bool {
-        guard caps.name == "video/x-h264", let profile = caps.string("profile"), profiles.contains(profile),
-            let format = caps.string("stream-format"), streamFormats.contains(format),
-            caps.string("alignment") == "au"
-        else { return false }
-        return isProgressive(
-            interlaceMode: caps.string("interlace-mode"), pictureStructure: caps.string("coded-picture-structure"))
-    }
+    /// Whether `factoryName` is one of the own decoders.
+    package static func isOwn(_ factoryName: String?) -> Bool { codecs.contains { $0.factoryName == factoryName } }
 
     /// Whether caps say the pictures are progressive: h264parse 1.22 writes `coded-picture-structure=field` for a
     /// stream whose pictures may be fields or field pairs (`frame_mbs_only_flag` 0, PAFF or MBAFF) and `frame`
@@ -166,18 +207,30 @@ package enum H264DecoderElement {
         (interlaceMode ?? "progressive") == "progressive" && (pictureStructure ?? "frame") == "frame"
     }
 
-    static let sourceCaps = "video/x-raw, format=(string){ I420, GRAY8 }"
+    static let sourceCaps = "video/x-raw, format=(string){ I420, I420_10LE, GRAY8 }"
 
-    fileprivate static let subclass = SwiftSubclass<H264DecoderState>(
-        parent: gst_video_decoder_get_type(), name: typeName, classInit: classInit, instanceInit: instanceInit)
-    package static var type: GType { subclass.type }
+    /// One registered type per codec. They share a parent, so every instance keeps its state at the same offset:
+    /// `state(of:)` reads any of them through the first.
+    fileprivate static let subclasses = codecs.map {
+        SwiftSubclass<LibavDecoderState>(
+            parent: gst_video_decoder_get_type(), name: $0.typeName, classInit: classInit, instanceInit: instanceInit)
+    }
+    private static var subclass: SwiftSubclass<LibavDecoderState> { subclasses[0] }
 
     package static func register(in plugin: OpaquePointer?) -> Bool {
-        gst_element_register(plugin, factoryName, guint(GST_RANK_SECONDARY.rawValue), type) != 0
+        zip(codecs, subclasses).allSatisfy { codec, subclass in
+            gst_element_register(plugin, codec.factoryName, guint(GST_RANK_SECONDARY.rawValue), subclass.type) != 0
+        }
     }
 
-    /// The state of an `fth264dec` instance (the tests read its counters).
-    package static func state(of instance: UnsafeMutableRawPointer) -> H264DecoderState {
+    /// The codec of an element type (a class's or an instance's `g_type`).
+    private static func codec(ofType type: GType) -> Codec {
+        let name = String(cString: g_type_name(type))
+        return codecs.first { $0.typeName == name } ?? h264
+    }
+
+    /// The state of an own decoder instance (the tests read its counters).
+    package static func state(of instance: UnsafeMutableRawPointer) -> LibavDecoderState {
         subclass.state(of: instance)
     }
 
@@ -188,22 +241,25 @@ package enum H264DecoderElement {
         objectClass.pointee.get_property = getProperty
         objectClass.pointee.finalize = finalize
         g_object_class_install_property(
-            objectClass, H264DecoderPropertyID.outputCorrupt.rawValue,
+            objectClass, LibavDecoderPropertyID.outputCorrupt.rawValue,
             g_param_spec_boolean(
                 "output-corrupt", "Output corrupt pictures",
                 "Whether pictures decoded with missing references are passed on (as avdec_h264's)", 1,
                 G_PARAM_READWRITE))
         g_object_class_install_property(
-            objectClass, H264DecoderPropertyID.maxThreads.rawValue,
+            objectClass, LibavDecoderPropertyID.maxThreads.rawValue,
             g_param_spec_int(
                 "max-threads", "Maximum decode threads", "libavcodec's frame threads; 0: one per processor",
                 0, 64, 0, G_PARAM_READWRITE))
 
+        let codec = codec(ofType: klass.assumingMemoryBound(to: GTypeClass.self).pointee.g_type)
         let elementClass = ftgst_element_class(klass)!
         gst_element_class_set_metadata(
-            elementClass, "H.264 decoder (libavcodec)", "Codec/Decoder/Video",
-            "Decodes 8-bit 4:2:0 progressive H.264 with libavcodec, loading nothing else", "ftgst")
-        for (name, direction, description) in [("sink", GST_PAD_SINK, sinkCaps), ("src", GST_PAD_SRC, sourceCaps)] {
+            elementClass, "\(codec.name) decoder (libavcodec)", "Codec/Decoder/Video",
+            "Decodes 8- and 10-bit 4:2:0 progressive \(codec.name) with libavcodec, loading nothing else", "ftgst")
+        for (name, direction, description) in [
+            ("sink", GST_PAD_SINK, codec.sinkCaps), ("src", GST_PAD_SRC, sourceCaps),
+        ] {
             let caps = gst_caps_from_string(description)
             gst_element_class_add_pad_template(
                 elementClass, gst_pad_template_new(name, direction, GST_PAD_ALWAYS, caps))
@@ -246,7 +302,8 @@ package enum H264DecoderElement {
     private static let instanceInit: @convention(c) (UnsafeMutablePointer<GTypeInstance>?, gpointer?) -> Void = {
         instance, _ in
         guard let instance else { return }
-        subclass.attach(H264DecoderState(), to: UnsafeMutableRawPointer(instance))
+        let codec = codec(ofType: instance.pointee.g_class.pointee.g_type)
+        subclass.attach(LibavDecoderState(codec: codec), to: UnsafeMutableRawPointer(instance))
         let decoder = UnsafeMutableRawPointer(instance).assumingMemoryBound(to: GstVideoDecoder.self)
         gst_video_decoder_set_packetized(decoder, 1)  // one access unit a buffer (alignment=au)
         gst_video_decoder_set_needs_format(decoder, 1)
@@ -261,7 +318,7 @@ package enum H264DecoderElement {
         @convention(c) (
             UnsafeMutablePointer<GObject>?, guint, UnsafePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
         ) -> Void = { object, id, value, _ in
-            guard let object, let value, let property = H264DecoderPropertyID(rawValue: id) else { return }
+            guard let object, let value, let property = LibavDecoderPropertyID(rawValue: id) else { return }
             let state = state(of: UnsafeMutableRawPointer(object))
             switch property {
             case .outputCorrupt: state.outputCorrupt = g_value_get_boolean(value) != 0
@@ -273,7 +330,7 @@ package enum H264DecoderElement {
         @convention(c) (
             UnsafeMutablePointer<GObject>?, guint, UnsafeMutablePointer<GValue>?, UnsafeMutablePointer<GParamSpec>?
         ) -> Void = { object, id, value, _ in
-            guard let object, let value, let property = H264DecoderPropertyID(rawValue: id) else { return }
+            guard let object, let value, let property = LibavDecoderPropertyID(rawValue: id) else { return }
             let state = state(of: UnsafeMutableRawPointer(object))
             switch property {
             case .outputCorrupt: g_value_set_boolean(value, state.outputCorrupt ? 1 : 0)
@@ -321,7 +378,9 @@ package enum H264DecoderElement {
                 if let old = state.input { gst_video_codec_state_unref(old) }
                 state.input = gst_video_codec_state_ref(codecState)
 
-                guard let codec = libav.findDecoder(AV_CODEC_ID_H264), let context = libav.allocContext(codec) else {
+                guard let codec = libav.findDecoder(AVCodecID(rawValue: state.codec.codecID)),
+                    let context = libav.allocContext(codec)
+                else {
                     return 0
                 }
                 state.context = context
@@ -421,7 +480,7 @@ package enum H264DecoderElement {
     /// libavcodec reports here (with frame threads, a packet's decoding error comes out with a later call) is
     /// counted against the base class's max-errors like one from `avcodec_send_packet`: past them, it is an error.
     private static func passOn(
-        _ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: H264DecoderState, _ libav: Libav,
+        _ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: LibavDecoderState, _ libav: Libav,
         _ context: UnsafeMutablePointer<AVCodecContext>
     ) -> GstFlowReturn {
         guard let picture = state.picture else { return GST_FLOW_ERROR }
@@ -441,9 +500,10 @@ package enum H264DecoderElement {
     private static func decodeError(_ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ detail: String)
         -> GstFlowReturn
     {
-        _gst_video_decoder_error(
+        let codec = state(of: UnsafeMutableRawPointer(decoder)).codec
+        return _gst_video_decoder_error(
             decoder, 1, gst_stream_error_quark(), gint(GST_STREAM_ERROR_DECODE.rawValue),
-            g_strdup("Could not decode H.264 stream"), g_strdup(detail), #fileID, "fth264dec", 0)
+            g_strdup("Could not decode \(codec.name) stream"), g_strdup(detail), #fileID, codec.factoryName, 0)
     }
 
     /// Ends the stream's decoding: libavcodec gives the pictures it still holds (reordering, frame threads), then
@@ -453,7 +513,7 @@ package enum H264DecoderElement {
         return drainContext(decoder, state(of: UnsafeMutableRawPointer(decoder)))
     }
 
-    private static func drainContext(_ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: H264DecoderState)
+    private static func drainContext(_ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: LibavDecoderState)
         -> GstFlowReturn
     {
         guard let libav = state.libav, let context = state.context else { return GST_FLOW_OK }
@@ -476,7 +536,7 @@ package enum H264DecoderElement {
     /// buffer when the base class would clip it away whole (`OutputTimestamps`), else copied into a buffer downstream
     /// allocates and finished.
     private static func output(
-        _ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: H264DecoderState,
+        _ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: LibavDecoderState,
         _ picture: UnsafeMutablePointer<AVFrame>
     ) -> GstFlowReturn {
         guard let frame = gst_video_decoder_get_frame(decoder, gint(truncatingIfNeeded: picture.pointee.pts)) else {
@@ -516,11 +576,13 @@ package enum H264DecoderElement {
         return gst_video_decoder_finish_frame(decoder, frame)
     }
 
-    /// Sets the output caps when the picture's format, size or colours differ from those negotiated: upstream's
-    /// caps give the frame rate and aspect ratio (the base class copies them from the input state); colorimetry
-    /// upstream did not state comes from the stream's own signalling, as avdec_h264 takes it.
+    /// Sets the output caps when the picture's format, size or colours differ from those negotiated, as
+    /// `gst_ffmpegviddec_negotiate` (gst-libav 1.22) sets them, so that converters downstream treat the pictures
+    /// exactly as avdec's: upstream's caps give the frame rate and aspect ratio (the base class copies them from the
+    /// input state); the chroma siting, each colorimetry field and HDR10's static metadata that upstream did not
+    /// state come from the stream's own signalling (10-bit pictures are upsampled differently without the siting).
     private static func negotiate(
-        _ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: H264DecoderState,
+        _ decoder: UnsafeMutablePointer<GstVideoDecoder>, _ state: LibavDecoderState,
         _ picture: UnsafeMutablePointer<AVFrame>
     ) -> GstFlowReturn {
         let p = picture.pointee
@@ -528,56 +590,136 @@ package enum H264DecoderElement {
             // Caps said progressive (ACCEPT_CAPS refuses others) and the stream's picture is not.
             postError(
                 decoder, domain: gst_stream_error_quark(), code: gint(GST_STREAM_ERROR_FORMAT.rawValue),
-                "an interlaced H.264 picture in a stream whose caps say progressive")
+                "an interlaced \(state.codec.name) picture in a stream whose caps say progressive")
             return GST_FLOW_NOT_NEGOTIATED
         }
         let format: GstVideoFormat
         switch AVPixelFormat(rawValue: p.format) {
         case AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P: format = GST_VIDEO_FORMAT_I420
+        case AV_PIX_FMT_YUV420P10LE: format = GST_VIDEO_FORMAT_I420_10LE
         case AV_PIX_FMT_GRAY8: format = GST_VIDEO_FORMAT_GRAY8
         default:
             postError(
                 decoder, domain: gst_stream_error_quark(), code: gint(GST_STREAM_ERROR_DECODE.rawValue),
-                "H.264 pictures in libavcodec pixel format \(p.format) are not 8-bit 4:2:0")
+                "\(state.codec.name) pictures in libavcodec pixel format \(p.format) are not 8- or 10-bit 4:2:0")
             return GST_FLOW_NOT_NEGOTIATED
         }
         let full = p.format == AV_PIX_FMT_YUVJ420P.rawValue || p.color_range == AVCOL_RANGE_JPEG
-        let wanted = H264DecoderState.OutputFormat(
-            format: format, width: p.width, height: p.height, range: full ? 1 : 0, matrix: Int32(p.colorspace.rawValue),
-            primaries: Int32(p.color_primaries.rawValue), transfer: Int32(p.color_trc.rawValue))
+        let wanted = LibavDecoderState.OutputFormat(
+            format: format, width: p.width, height: p.height, range: full ? -1 : Int32(p.color_range.rawValue),
+            matrix: Int32(p.colorspace.rawValue), primaries: Int32(p.color_primaries.rawValue),
+            transfer: Int32(p.color_trc.rawValue), siting: Int32(p.chroma_location.rawValue))
         guard wanted != state.output else { return GST_FLOW_OK }
         guard
             let output = gst_video_decoder_set_output_state(
                 decoder, format, guint(p.width), guint(p.height), state.input)
         else { return GST_FLOW_NOT_NEGOTIATED }
-        var upstreamColours = false
-        if let input = state.input, let caps = input.pointee.caps, gst_caps_get_size(caps) > 0 {
-            upstreamColours = gst_structure_has_field(gst_caps_get_structure(caps, 0), "colorimetry") != 0
+        defer { gst_video_codec_state_unref(output) }
+        var stated = GstVideoInfo()  // upstream's colours, as parsed
+        var upstream: UnsafeMutablePointer<GstStructure>? = nil
+        if let input = state.input {
+            stated = input.pointee.info
+            if let caps = input.pointee.caps, gst_caps_get_size(caps) > 0 { upstream = gst_caps_get_structure(caps, 0) }
         }
-        if !upstreamColours {
-            var colours = output.pointee.info.colorimetry
-            if full { colours.range = GST_VIDEO_COLOR_RANGE_0_255 }
-            if p.colorspace != AVCOL_SPC_UNSPECIFIED {
-                colours.matrix = gst_video_color_matrix_from_iso(guint(p.colorspace.rawValue))
+        func upstreamHas(_ field: String) -> Bool { upstream.map { gst_structure_has_field($0, field) != 0 } ?? false }
+        let upstreamColours = upstreamHas("colorimetry")
+        let info = withUnsafeMutablePointer(to: &output.pointee.info) { $0 }
+        if !upstreamHas("chroma-site") {
+            switch p.chroma_location {
+            case AVCHROMA_LOC_LEFT: info.pointee.chroma_site = GST_VIDEO_CHROMA_SITE_MPEG2
+            case AVCHROMA_LOC_CENTER: info.pointee.chroma_site = GST_VIDEO_CHROMA_SITE_JPEG
+            case AVCHROMA_LOC_TOPLEFT: info.pointee.chroma_site = GST_VIDEO_CHROMA_SITE_DV
+            case AVCHROMA_LOC_TOP: info.pointee.chroma_site = GST_VIDEO_CHROMA_SITE_V_COSITED
+            default: break
             }
-            if p.color_primaries != AVCOL_PRI_UNSPECIFIED {
-                colours.primaries = gst_video_color_primaries_from_iso(guint(p.color_primaries.rawValue))
+        }
+        let colours = stated.colorimetry
+        if !upstreamColours || colours.primaries == GST_VIDEO_COLOR_PRIMARIES_UNKNOWN {
+            info.pointee.colorimetry.primaries = gst_video_color_primaries_from_iso(guint(p.color_primaries.rawValue))
+        }
+        if !upstreamColours || colours.transfer == GST_VIDEO_TRANSFER_UNKNOWN {
+            info.pointee.colorimetry.transfer = gst_video_transfer_function_from_iso(guint(p.color_trc.rawValue))
+        }
+        if !upstreamColours || colours.matrix == GST_VIDEO_COLOR_MATRIX_UNKNOWN {
+            info.pointee.colorimetry.matrix = gst_video_color_matrix_from_iso(guint(p.colorspace.rawValue))
+        }
+        if !upstreamColours || colours.range == GST_VIDEO_COLOR_RANGE_UNKNOWN {
+            info.pointee.colorimetry.range =
+                full
+                ? GST_VIDEO_COLOR_RANGE_0_255
+                : p.color_range == AVCOL_RANGE_MPEG ? GST_VIDEO_COLOR_RANGE_16_235 : GST_VIDEO_COLOR_RANGE_UNKNOWN
+        }
+        // No stereo side data is read: avdec then states no multiview mode at all.
+        info.pointee.ABI.abi.multiview_mode = GST_VIDEO_MULTIVIEW_MODE_NONE
+        info.pointee.ABI.abi.multiview_flags = GST_VIDEO_MULTIVIEW_FLAGS_NONE
+        // The caps are made here, from the info, so that HDR10's metadata can be added to them.
+        let caps = gst_video_info_to_caps(info)
+        if let old = output.pointee.caps { gst_caps_unref(old) }
+        output.pointee.caps = caps
+        if !upstreamHas("mastering-display-info"),
+            let metadata = sideData(picture, AV_FRAME_DATA_MASTERING_DISPLAY_METADATA)
+        {
+            var mastering = GstVideoMasteringDisplayInfo()
+            if masteringInfo(metadata.assumingMemoryBound(to: AVMasteringDisplayMetadata.self).pointee, &mastering) {
+                _ = gst_video_mastering_display_info_add_to_caps(&mastering, caps)
             }
-            if p.color_trc != AVCOL_TRC_UNSPECIFIED {
-                colours.transfer = gst_video_transfer_function_from_iso(guint(p.color_trc.rawValue))
-            }
-            output.pointee.info.colorimetry = colours
+        }
+        if !upstreamHas("content-light-level"), let metadata = sideData(picture, AV_FRAME_DATA_CONTENT_LIGHT_LEVEL) {
+            let light = metadata.assumingMemoryBound(to: AVContentLightMetadata.self).pointee
+            var level = GstVideoContentLightLevel(
+                max_content_light_level: guint16(clamping: light.MaxCLL),
+                max_frame_average_light_level: guint16(clamping: light.MaxFALL), _gst_reserved: (nil, nil, nil, nil))
+            _ = gst_video_content_light_level_add_to_caps(&level, caps)
         }
         state.outputInfo = output.pointee.info
-        gst_video_codec_state_unref(output)
         guard gst_video_decoder_negotiate(decoder) != 0 else { return GST_FLOW_NOT_NEGOTIATED }
         state.output = wanted
         return GST_FLOW_OK
     }
 
+    /// The picture's side data of `type` (`av_frame_get_side_data`, read from the structure).
+    private static func sideData(_ picture: UnsafeMutablePointer<AVFrame>, _ type: AVFrameSideDataType)
+        -> UnsafeMutableRawPointer?
+    {
+        guard let entries = picture.pointee.side_data else { return nil }
+        for index in 0..<Int(picture.pointee.nb_side_data) {
+            if let entry = entries[index], entry.pointee.type == type, let data = entry.pointee.data {
+                return UnsafeMutableRawPointer(data)
+            }
+        }
+        return nil
+    }
+
+    /// libavutil's mastering display metadata in GStreamer's units (chromaticities in 0.00002, luminance in
+    /// 0.0001 cd/m²), only when complete: `mastering_display_metadata_av_to_gst`.
+    private static func masteringInfo(_ av: AVMasteringDisplayMetadata, _ info: inout GstVideoMasteringDisplayInfo)
+        -> Bool
+    {
+        guard av.has_primaries != 0, av.has_luminance != 0 else { return false }
+        func scaled(_ scale: guint64, _ value: AVRational) -> guint64 {
+            value.den == 0 ? 0 : gst_util_uint64_scale(scale, guint64(max(value.num, 0)), guint64(value.den))
+        }
+        let primaries = [av.display_primaries.0, av.display_primaries.1, av.display_primaries.2]
+        withUnsafeMutablePointer(to: &info.display_primaries) { tuple in
+            let points = UnsafeMutableRawPointer(tuple).assumingMemoryBound(
+                to: GstVideoMasteringDisplayInfoCoordinates.self)
+            for (index, primary) in primaries.enumerated() {
+                points[index].x = guint16(clamping: scaled(50000, primary.0))
+                points[index].y = guint16(clamping: scaled(50000, primary.1))
+            }
+        }
+        info.white_point.x = guint16(clamping: scaled(50000, av.white_point.0))
+        info.white_point.y = guint16(clamping: scaled(50000, av.white_point.1))
+        info.max_display_mastering_luminance = guint32(clamping: scaled(10000, av.max_luminance))
+        info.min_display_mastering_luminance = guint32(clamping: scaled(10000, av.min_luminance))
+        return true
+    }
+
     /// Copies the picture's planes row by row (libavcodec's strides are its own).
     private static func copyPlanes(from picture: UnsafeMutablePointer<AVFrame>, to video: inout GstVideoFrame) {
         let planes = Int(video.info.finfo.pointee.n_planes)
+        // Bytes a sample: 2 for I420_10LE (libavcodec's yuv420p10le, the same little-endian 16-bit words).
+        let sampleBytes = Int(video.info.finfo.pointee.pixel_stride.0)
         let width = Int(picture.pointee.width)
         let height = Int(picture.pointee.height)
         withUnsafePointer(to: &picture.pointee.data) { dataTuple in
@@ -589,7 +731,7 @@ package enum H264DecoderElement {
                         continue
                     }
                     // I420's chroma planes are half the size, rounded up; GRAY8 has one plane.
-                    let rowBytes = plane == 0 ? width : (width + 1) / 2
+                    let rowBytes = (plane == 0 ? width : (width + 1) / 2) * sampleBytes
                     let rows = plane == 0 ? height : (height + 1) / 2
                     let sourceStride = Int(strides[plane])
                     let targetStride = Int(ftgst_video_frame_stride(&video, guint(plane)))
@@ -604,7 +746,8 @@ package enum H264DecoderElement {
     private static func postError(
         _ decoder: UnsafeMutablePointer<GstVideoDecoder>, domain: GQuark, code: gint, _ text: String
     ) {
-        SwiftSubclass<H264DecoderState>.postError(
-            decoder, domain: domain, code: code, message: text, debug: text, function: factoryName)
+        SwiftSubclass<LibavDecoderState>.postError(
+            decoder, domain: domain, code: code, message: text, debug: text,
+            function: state(of: UnsafeMutableRawPointer(decoder)).codec.factoryName)
     }
 }
