@@ -35,7 +35,14 @@ for text in ${CLIPS:-clip1080.gst gop30.gst web1080.ffmpeg photo24mp.ffmpeg}; do
     photo*-png.*) kind=(--photo); clip="$(make_clip "$text_file" png)" ;;
     photo*-webp.*) kind=(--photo); clip="$(make_clip "$text_file" webp)" ;;
     photo*) kind=(--photo); clip="$(make_clip "$text_file" jpg)" ;;
-    phone*|hevc*) clip="$(make_clip "$text_file" mov)" ;;
+    phone*)
+      # ffmpeg 5.1 writes a display matrix only when it copies the stream: turned here (cached beside the clip).
+      coded="$(make_clip "$text_file" mov)"; clip="${coded%.mov}-rot90.mov"
+      if [ ! -s "$clip" ] || [ "$coded" -nt "$clip" ]; then
+        ffmpeg -v error -y -i "$coded" -c copy -metadata:s:v:0 rotate=90 -f mov "$clip.partial" && mv -f "$clip.partial" "$clip" \
+          || die "could not turn $coded"
+      fi ;;
+    hevc*) clip="$(make_clip "$text_file" mov)" ;;
     *) clip="$(make_clip "$text_file")" ;;
   esac
   "$PY" "$here/lib/thumb.py" --clip "$clip" --ftgst "$FTGST" --runs "$RUNS" \

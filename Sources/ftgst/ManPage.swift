@@ -176,6 +176,10 @@ enum ManPage {
             "1 decodes H.264 and HEVC thumbnails, storyboards and previews with GStreamer's avdec_h264 and avdec_h265 instead of ftgst's own fth264dec and fth265dec, which load libavcodec alone (a diagnostic switch)."
         ),
         (
+            "FTGST_NO_PRESCALE",
+            "1 converts every decoded picture to RGB at its full size before scaling it, instead of first scaling a picture at least four times the output's side down to twice that side in its decoded format (a diagnostic switch)."
+        ),
+        (
             "FTGST_LIBAVCODEC",
             "the libavcodec fth264dec and fth265dec open (a soname or a path; default the major version ftgst was built for). One that cannot be opened, or of another major version, leaves H.264 and HEVC to gst-libav."
         ),

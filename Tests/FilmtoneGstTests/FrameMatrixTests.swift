@@ -27,7 +27,9 @@ final class FrameMatrixTests: XCTestCase {
     static let cells: [(frame: Int, ms: Int64)] = [(0, 20), (12, 480), (13, 540), (18, 720), (23, 940), (39, 1580)]
 
     /// The `FTGST_NO_*` switches that turn every fast path off.
-    static let plainSwitches = ["FTGST_NO_KNOWN_DEMUXER", "FTGST_NO_OWN_DECODER", "FTGST_NO_REFERENCE_SKIP"]
+    static let plainSwitches = [
+        "FTGST_NO_KNOWN_DEMUXER", "FTGST_NO_OWN_DECODER", "FTGST_NO_REFERENCE_SKIP", "FTGST_NO_PRESCALE",
+    ]
 
     private func request(_ clip: String, ms: Int64) throws -> FrameRequest {
         FrameRequest(

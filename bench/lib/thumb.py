@@ -269,7 +269,7 @@ def main():
                        f"{photo_kind} photo")
     else:
         description = (f"one {box}x{box}-box JPEG thumbnail at {seek_s:g} s, exact seek, "
-                       "from a 1080p H.264 clip")
+                       f"from a {clipinfo['width']}x{clipinfo['height']} {clipinfo['codec']} clip")
     report = {
         "benchmark": "thumb-photo" if photo else "thumb",
         "description": description,

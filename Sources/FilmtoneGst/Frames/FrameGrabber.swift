@@ -282,9 +282,12 @@ final class FramePipeline {
         let maxHeight = request.maxHeight
         let fixedSize = request.outputSize
         let evenHeight = request.evenHeight
-        try pipeline.pinColorimetry()
-        try pipeline.fitScaledSize(toneMap: request.toneMap) { info in
+        try pipeline.pinColorimetry(before: "prescale")
+        // A mezzanine's preview keeps the size it would have had from the source: never prescaled.
+        let prescale = try pipeline.fitPrescale(box: fixedSize == nil ? max(maxWidth, maxHeight) : 0)
+        try pipeline.fitScaledSize(toneMap: request.toneMap) { upright in
             sawCaps.set()
+            let info = prescale.decodedUpright(upright)
             return fixedSize
                 ?? FrameRecipe.outputSize(
                     width: info.width, height: info.height, pixelAspect: info.pixelAspect,
@@ -385,10 +388,10 @@ final class FramePipeline {
         FilmtoneError(.decodeFailed, "time \(time.milliseconds) ms is past the end (\(duration.milliseconds) ms)")
     }
 
-    /// What `videoflip` gives: the upright decoded size, 0×0 before any caps.
+    /// The decoded pictures' size (before `prescale` and the turn), 0×0 before any caps.
     private static func uprightSize(_ pipeline: Pipeline) -> (width: Int, height: Int) {
-        let upright = (try? pipeline.element(named: "flip"))?.staticPad("src")?.currentCaps?.video
-        return (upright?.width ?? 0, upright?.height ?? 0)
+        let decoded = (try? pipeline.element(named: "prescale"))?.staticPad("sink")?.currentCaps?.video
+        return (decoded?.width ?? 0, decoded?.height ?? 0)
     }
 
     /// Before a seek sent ahead of the first preroll: waits until the held demuxer pad has given its first keyframe

@@ -38,7 +38,8 @@ enum FrameRecipe {
             }
             ?? "uridecodebin name=src"
         return """
-            \(input) ! videoconvert name=decoded ! videoflip name=flip video-direction=auto \
+            \(input) ! videoconvert name=decoded ! videoscale name=prescale method=lanczos ! capsfilter name=presize \
+            ! videoflip name=flip video-direction=auto \
             ! videoconvert ! capsfilter name=rgb caps=video/x-raw,format=RGB ! videoscale method=lanczos \
             ! capsfilter name=size caps=video/x-raw,format=RGB,pixel-aspect-ratio=1/1 \
             ! \(LUTFilterElement.factoryName) name=tonemap ! videoconvert ! video/x-raw,format=RGB \
@@ -109,6 +110,20 @@ enum FrameRecipe {
         let scaledWidth = max(1, Int((displayWidth * scale).rounded()))
         guard evenHeight else { return (scaledWidth, max(1, Int((displayHeight * scale).rounded()))) }
         return (scaledWidth, max(2, 2 * Int((displayHeight * scale / 2).rounded())))
+    }
+
+    /// The size `presize` brings a decoded picture of `width`×`height` (pixel aspect `pixelAspect`) to, before it is
+    /// turned and converted, for an output within `box`×`box` (a turn may yet swap the output's width and height):
+    /// its display size fitted into a square twice that side, in square pixels, when that at least halves it; nil:
+    /// it stays as decoded. Twice the side, so that the 4:2:0 picture's chroma still has the output's resolution
+    /// when the RGB picture is scaled down the rest of the way (`Pipeline.fitPrescale`).
+    static func prescaledSize(width: Int, height: Int, pixelAspect: Fraction, box: Int) -> (width: Int, height: Int)? {
+        let par = pixelAspect.numerator > 0 && pixelAspect.denominator > 0 ? pixelAspect.value : 1
+        let side = 2 * box
+        guard box > 0, max(Double(width) * par, Double(height)) >= 2 * Double(side),
+            ProcessInfo.processInfo.environment["FTGST_NO_PRESCALE"] != "1"
+        else { return nil }
+        return outputSize(width: width, height: height, pixelAspect: pixelAspect, maxWidth: side, maxHeight: side)
     }
 
     /// The capsfilter's caps once the upright input size is known (`format`: `deepFormat` for a tone map).

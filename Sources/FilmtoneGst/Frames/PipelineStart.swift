@@ -2,6 +2,7 @@ import FilmtoneCore
 import FilmtoneLooks
 import Foundation
 import GstKit
+import Synchronization
 
 /// The local-stall rule shared by every driver that prerolls (frames, probes, mezzanines).
 ///
@@ -131,9 +132,44 @@ extension Pipeline {
         }
     }
 
+    /// Scales decoded pictures much larger than the output down before anything else touches them (`presize`, after
+    /// `prescale`), in their decoded format, to twice the output's side: 4:2:0 at 8 or 10 bits is a quarter to a half
+    /// of the bytes of the RGB (or 16-bit RGB, for a tone map) the converter makes, and the turn of a rotated picture
+    /// is then a small copy; the RGB picture is scaled the rest of the way, so the chroma keeps the output's
+    /// resolution (scaling 4:2:0 to the output size itself smears colour edges). A 4K 10-bit picture to 320 px:
+    /// 108 ms converted to 16-bit RGB then scaled, about half that scaled first, and 65 MiB less; turning it first
+    /// cost 50 ms more (docs/PERFORMANCE.md, "4K HEVC"). For an output within `box`×`box`
+    /// (`FrameRecipe.prescaledSize`: only when that at least halves the picture; `FTGST_NO_PRESCALE=1`: never, the
+    /// plain path the tests compare with); `box` 0: never. The returned object tells the scaled size's callback what
+    /// `flip` would have given without it (`decodedUpright`), so the output size is computed from the decoded
+    /// picture exactly as before.
+    func fitPrescale(box: Int, filter: String = "presize", scaler: String = "prescale") throws -> Prescale {
+        let presize = try element(named: filter)
+        let prescale = Prescale()
+        try element(named: scaler).staticPad("sink")?.onCapsEvent { caps in
+            guard let info = caps.video, info.width > 0, info.height > 0 else { return }
+            let scaled = FrameRecipe.prescaledSize(
+                width: info.width, height: info.height, pixelAspect: info.pixelAspect, box: box)
+            prescale.record(decoded: info, scaled: scaled)
+            // Left alone, the size is still named: a scaler free to choose would follow `flip`'s wishes once a
+            // rotation tag turns it, and hand it the picture already turned (squashed, then turned again).
+            let stated = info.pixelAspect.numerator > 0 && info.pixelAspect.denominator > 0
+            let (width, height, aspect) =
+                scaled.map { ($0.width, $0.height, Fraction(1, 1)) }
+                ?? (info.width, info.height, stated ? info.pixelAspect : Fraction(1, 1))
+            let text = "video/x-raw,width=\(width),height=\(height),pixel-aspect-ratio=\(aspect)"
+            if let target = try? Caps(parsing: text) {
+                try? presize.setProperty("caps", .caps(target))
+            }
+        }
+        return prescale
+    }
+
     /// Names the colorimetry GStreamer assumes for the decoded caps before `flip` turns them
     /// (`Pad.pinDefaultColorimetry`): an untagged 640×360 stream is BT.601 at 640×360, but its 90° turn, 360×640,
     /// would be taken for BT.709 by the converter to RGB, and a rotated clip's colours changed (issue 28).
+    /// The frame recipe pins it before `prescale`: a 1080p picture scaled to 320×180 would otherwise be taken for
+    /// BT.601 too.
     func pinColorimetry(before flip: String = "flip") throws {
         try element(named: flip).staticPad("sink")?.pinDefaultColorimetry()
     }
@@ -163,5 +199,30 @@ extension Pipeline {
             }
             return .pass
         }
+    }
+}
+
+/// What `Pipeline.fitPrescale` did to the decoded pictures: their caps as decoded, and the size they were scaled to
+/// (nil: left alone). Written on the streaming thread by the caps event before `prescale`, read by the one after
+/// `flip`.
+final class Prescale: Sendable {
+    private let sizes = Mutex<(decoded: VideoCapsInfo, scaled: (width: Int, height: Int))?>(nil)
+
+    func record(decoded: VideoCapsInfo, scaled: (width: Int, height: Int)?) {
+        sizes.withLock { $0 = scaled.map { (decoded, $0) } }
+    }
+
+    /// `upright` (caps after `flip`) with the size and pixel aspect `flip` would have given the picture as decoded:
+    /// turned a quarter (its width and height swapped from the scaled size's), the decoded ones swapped and the
+    /// aspect inverted. Unchanged when nothing was scaled.
+    func decodedUpright(_ upright: VideoCapsInfo) -> VideoCapsInfo {
+        guard let (decoded, scaled) = sizes.withLock({ $0 }) else { return upright }
+        var info = upright
+        let turned = scaled.width != scaled.height && upright.width == scaled.height && upright.height == scaled.width
+        info.width = turned ? decoded.height : decoded.width
+        info.height = turned ? decoded.width : decoded.height
+        let aspect = decoded.pixelAspect
+        info.pixelAspect = turned ? Fraction(aspect.denominator, aspect.numerator) : aspect
+        return info
     }
 }
