@@ -51,7 +51,10 @@ def ffmpeg_cmd(clip, tmp, name, photo=False):
         return ["ffmpeg", "-v", "error", "-y", "-i", clip, "-frames:v", "1", "-vf", scale,
                 "-q:v", "3", os.path.join(tmp, f"{name}.jpg")]
     return ["ffmpeg", "-v", "error", "-y", "-ss", f"{SEEK_MS / 1000:g}", "-i", clip,
-            "-frames:v", "1", "-vf", f"scale={VIDEO_BOX}:-2", "-q:v", "3",
+            "-frames:v", "1", "-vf",
+            # The box ftgst fits: the same as scale=320:-2 for a landscape clip, 180x320 for a portrait one.
+            f"scale=w={VIDEO_BOX}:h={VIDEO_BOX}:force_original_aspect_ratio=decrease:force_divisible_by=2",
+            "-q:v", "3",
             os.path.join(tmp, f"{name}.jpg")]
 
 
