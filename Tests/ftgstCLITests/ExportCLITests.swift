@@ -62,6 +62,33 @@ final class ExportCLITests: XCTestCase {
         return try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
+    /// H.264 and HEVC (10-bit too) are rendered through ftgst's own decoders (issue 30, item 4): the same pictures as
+    /// gst-libav's, so the same encoded frames, and the record names the decoder. A stream that turns 4:4:4
+    /// mid-way, which fth264dec gives up on, is rendered again with avdec_h264: every frame still there.
+    func testTheOwnDecodersRenderAvdecsFramesAndGiveWayMidStream() throws {
+        for (clip, own, frames) in [
+            ("clip.mp4", "fth264dec", 90), ("hevc10.mp4", "fth265dec", 30), ("matrix-h264-to-444.ts", "avdec_h264", 40),
+        ] {
+            let source = try TestEnvironment.fixture(clip)
+            var sums: [String] = []
+            for plain in [false, true] {
+                let output = work.appendingPathComponent("\(clip)-\(plain).mp4").path
+                let result = try Run.ftgst(
+                    [
+                        "export", source, "-o", output, "--workspace", workspace.path, "--progress", "none",
+                        "--preset", "h264-mp4", "--audio", "none",
+                    ], environment: plain ? ["FTGST_NO_OWN_DECODER": "1"] : [:], timeout: 120)
+                XCTAssertEqual(result.status, 0, "\(clip): \(result.stderr)")
+                let bench = try jsonObject(output + ".ftgst-bench.json")
+                XCTAssertEqual(bench["frames"] as? Int, frames, clip)
+                let expected = plain ? (clip.contains("hevc") ? "avdec_h265" : "avdec_h264") : own
+                XCTAssertEqual(bench["videoDecoder"] as? String, expected, "\(clip)\(plain ? ", plain" : "")")
+                sums.append(try videoMD5(output))
+            }
+            XCTAssertEqual(sums.first, sums.last, "\(clip): not the same encoded pictures")
+        }
+    }
+
     /// Files in `folder`, hidden ones (the `.part` staging files) included.
     private func names(in folder: URL) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()

@@ -248,10 +248,21 @@ struct ExportRun {
 
             // Rendering
             let staging = try ExportRun.stagingFile(for: request)
-            let frames = try render(
-                plan.words, settings: plan.settings(writingTo: staging.path), totalFrames: plan.totalFrames,
-                sourceDuration: source.durationMilliseconds, startingAt: renderingStart,
-                cancelReason: cancelReason, report: report, record: record)
+            func rendered(ownDecoder: Bool) throws -> Int64 {
+                try render(
+                    plan.words, settings: plan.settings(writingTo: staging.path), totalFrames: plan.totalFrames,
+                    sourceDuration: source.durationMilliseconds, startingAt: renderingStart, ownDecoder: ownDecoder,
+                    cancelReason: cancelReason, report: report, record: record)
+            }
+            let frames: Int64
+            do {
+                frames = try rendered(ownDecoder: FrameRecipe.ownDecoderEnabled)
+            } catch is OwnDecoderFailure {
+                // As the frame pipelines do (`OpenedFrameSource`): a stream the own decoder could not go on with
+                // (caps that change mid-stream to 4:4:4 or interlaced) is rendered again, from the start, with
+                // gst-libav; filesink writes the staged file anew.
+                frames = try rendered(ownDecoder: false)
+            }
             record.frames = frames
             try ExportPlan.checkComplete(
                 rendered: frames, expected: plan.totalFrames, exact: plan.totalFramesIsExact,
@@ -313,27 +324,57 @@ struct ExportRun {
         if let reason { throw FilmtoneError(.cancelled, reason.rawValue) }
     }
 
+    /// An error the own decoder caused while rendering (`FrameRecipe.ownDecoderCaused`): the rendering is run
+    /// again with gst-libav.
+    struct OwnDecoderFailure: Error {}
+
     /// Plays the pipeline `words` describe, with `settings` set on it, to its end, reporting progress every
     /// ~150 ms. Returns the frames rendered.
+    ///
+    /// `ownDecoder`: H.264 and HEVC that `fth264dec`/`fth265dec` take are decoded by them, as in the frame pipelines
+    /// (`FrameRecipe.autoplugDecision`; the same pictures as avdec's, bit for bit): gst-libav is not loaded, and
+    /// libavcodec keeps only its own reference pictures where avdec decodes straight into buffers from downstream's
+    /// pool, which the raw queue then holds too (a 1080p export with a look: 90 MiB less in `gst-launch-1.0`,
+    /// docs/PERFORMANCE.md). The `--dry-run` line, run by `gst-launch-1.0`, plugs avdec. An error the own decoder
+    /// caused is thrown as `OwnDecoderFailure`.
     private func render(
         _ words: [String], settings: [ExportPlan.Setting], totalFrames: Int64?, sourceDuration: Int64?,
-        startingAt: Double, cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void,
+        startingAt: Double, ownDecoder: Bool, cancelReason: () -> CancelReason?, report: (ExportProgress) -> Void,
         record: ExportRecorder
     ) throws -> Int64 {
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let pipeline = try Pipeline(words: words)
         defer { pipeline.stop() }
         try ExportRun.apply(settings, to: pipeline)
+        let ownPlugged = AtomicFlag()
+        let decoder = Mutex<String?>(nil)
+        pipeline.element.onDeepElementAdded { element in
+            if element.factoryKlass.contains("Decoder/Video") { decoder.withLock { $0 = element.factoryName } }
+        }
+        defer { record.videoDecoder = decoder.withLock { $0 } }
+        if let decodebin = try? pipeline.element(named: "src") {
+            try decodebin.onAutoplugSelect { factory in
+                // libavcodec is opened (or found unopenable) only when H.264 or HEVC is offered.
+                let decision = FrameRecipe.decoderDecision(
+                    factory: factory, ownDecoder: ownDecoder && Libav.isAvailable)
+                if decision == .tryElement, LibavDecoderElement.isOwn(factory.name) { ownPlugged.set() }
+                return decision
+            }
+        }
         // As in the frame pipelines: the colours of an untagged source are pinned before it is turned, or a 640×360
         // BT.601 picture turned to 360×640 would be converted as BT.709 after the turn (`Pad.pinDefaultColorimetry`).
         for flip in pipeline.element.children(madeBy: "videoflip") { flip.staticPad("sink")?.pinDefaultColorimetry() }
         // A picture GStreamer cannot decode (a CMYK JPEG, an animated WebP) is UNSUPPORTED_FORMAT.
         let formats = PictureFormatWatch()
         formats.attach(to: pipeline)
-        return try formats.refining {
-            try play(
-                pipeline, totalFrames: totalFrames, sourceDuration: sourceDuration, startingAt: startingAt,
-                cancelReason: cancelReason, report: report, record: record)
+        do {
+            return try formats.refining {
+                try play(
+                    pipeline, totalFrames: totalFrames, sourceDuration: sourceDuration, startingAt: startingAt,
+                    cancelReason: cancelReason, report: report, record: record)
+            }
+        } catch  where ownPlugged.isSet() && FrameRecipe.ownDecoderCaused(error) {
+            throw OwnDecoderFailure()
         }
     }
 

@@ -26,6 +26,8 @@ final class ExportRecorder {
     var preset: ExportPreset? = nil
     var mezzanine: MezzanineResult? = nil
     var frames: Int64 = 0
+    /// The video decoder's factory of the last rendering (`fth264dec`, `avdec_h264`…); nil before one was plugged.
+    var videoDecoder: String? = nil
     /// How far into the output the rendered frames reach (the end of the last one), when known.
     var reached: ClockTime? = nil
 
@@ -134,6 +136,7 @@ final class ExportRecorder {
             ("stages", .object(stages.map { ($0.0.rawValue, .int($0.1)) })),
             ("elapsedMs", .int(elapsedMilliseconds)),
             ("frames", .int(frames)), ("fps", .double((framesPerSecond * 100).rounded() / 100)),
+            ("videoDecoder", videoDecoder.map { .string($0) } ?? .null),
             ("cpuMs", .int(cpu)),
             ("peakMemoryBytes", ResourceUsage.peakMemoryBytes().map { .int($0) } ?? .null),
             ("memoryPressureCount", pressureCount.map { .int($0) } ?? .null),

@@ -177,6 +177,11 @@ enum FrameRecipe {
     /// away, they would decode after all).
     static func autoplugDecision(factory: FactoryDescription, ownDecoder: @autoclosure () -> Bool) -> AutoplugDecision {
         if factory.name == "pngparse" { return .skip }
+        return decoderDecision(factory: factory, ownDecoder: ownDecoder())
+    }
+
+    /// The video decoder part of `autoplugDecision`, alone: what an export's decodebin uses (it keeps `pngparse`).
+    static func decoderDecision(factory: FactoryDescription, ownDecoder: @autoclosure () -> Bool) -> AutoplugDecision {
         if LibavDecoderElement.isOwn(factory.name) { return ownDecoder() ? .tryElement : .skip }
         guard factory.klass.contains("Decoder/Video"),
             let caps = factory.caps, LibavDecoderElement.accepting(caps) != nil, ownDecoder()
@@ -194,6 +199,14 @@ enum FrameRecipe {
         set { decoderThreadSetting.withLock { $0 = newValue } }
     }
     private static let decoderThreadSetting = Mutex<Int?>(nil)
+
+    /// Whether `error`, from a pipeline whose video decoder was an own one, is one that decoder can have caused: an
+    /// error it posted, or a not-negotiated flow (caps it refused). Such a pipeline may be run again with gst-libav
+    /// (`OpenedFrameSource`, the export's rendering).
+    static func ownDecoderCaused(_ error: Error) -> Bool {
+        guard let cause = (error as? FilmtoneError)?.cause else { return false }
+        return LibavDecoderElement.isOwn(cause.factory) || (cause.debug ?? "").contains("not-negotiated")
+    }
 
     /// `FTGST_NO_OWN_DECODER=1` decodes H.264 and HEVC with gst-libav instead of `fth264dec`/`fth265dec`: a diagnostic
     /// switch, and how the tests prove that the frame returned is identical either way.

@@ -59,10 +59,7 @@ final class OpenedFrameSource {
 
     /// Whether `error` is one an own decoder caused, so that gst-libav may answer otherwise.
     static func ownDecoderFailed(_ error: Error, _ request: FrameRequest, _ inputs: DecoderInputs) -> Bool {
-        guard request.ownDecoder, LibavDecoderElement.isOwn(inputs.decoderName),
-            let cause = (error as? FilmtoneError)?.cause
-        else { return false }
-        return LibavDecoderElement.isOwn(cause.factory) || (cause.debug ?? "").contains("not-negotiated")
+        request.ownDecoder && LibavDecoderElement.isOwn(inputs.decoderName) && FrameRecipe.ownDecoderCaused(error)
     }
 
     /// The pipeline's request: `ownDecoder` is false once it fell back.
