@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/frame.h>
+#include <libavutil/log.h>
 #include <libavutil/mastering_display_metadata.h>
 #include <libavutil/mem.h>
 #include <libavutil/pixfmt.h>
@@ -24,6 +25,9 @@ static inline unsigned ftgst_libavutil_major(void) { return LIBAVUTIL_VERSION_MA
 /// AVERROR(EAGAIN) and AVERROR_EOF: function-like and tag macros.
 static inline int ftgst_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int ftgst_averror_eof(void) { return AVERROR_EOF; }
+
+/// AV_LOG_QUIET: the level at which libavutil prints nothing.
+static inline int ftgst_av_log_quiet(void) { return AV_LOG_QUIET; }
 
 /// AV_NOPTS_VALUE: a cast of an unsigned constant.
 static inline int64_t ftgst_av_nopts_value(void) { return AV_NOPTS_VALUE; }

@@ -148,6 +148,13 @@ package struct Libav: @unchecked Sendable {
             return .failure(
                 LibavLoadError(description: "missing in \(codecName): \(table.missing.joined(separator: ", "))"))
         }
+        // libavcodec prints its complaints about a damaged stream ("[hevc @ 0x…] Invalid NAL unit size") to stderr
+        // unless told otherwise; gst-libav routes them into GStreamer's debug log, but it is not loaded here. They
+        // reach ftgst's callers as the decoder's error instead (`decodeError`), and stderr keeps its one line.
+        typealias SetLevel = @convention(c) (Int32) -> Void
+        if let setLevel = dlsym(util, "av_log_set_level") {
+            unsafeBitCast(setLevel, to: SetLevel.self)(ftgst_av_log_quiet())
+        }
         return .success(api)
     }
 

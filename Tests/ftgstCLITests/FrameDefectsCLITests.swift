@@ -218,6 +218,32 @@ final class FrameDefectsCLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
     }
 
+    /// libavcodec's own complaints about a damaged stream (`[hevc @ 0x…] Error parsing NAL unit`) never reach
+    /// stderr: ftgst's own decoders load libavcodec without gst-libav, which would have routed them into GStreamer's
+    /// debug log, so libavutil is told to print nothing (`Libav`). The thumbnail is made, or fails with one line.
+    func testLibavcodecsOwnMessagesStayOffStderr() throws {
+        var bytes = [UInt8](
+            try Data(contentsOf: URL(fileURLWithPath: try TestEnvironment.fixture("matrix-hevc10.mov"))))
+        // Inside `mdat` only (the index after it stays whole): every 150th byte from 600 on, a start code and junk.
+        let mdat =
+            try XCTUnwrap(
+                (4..<bytes.count - 4).first { bytes[$0..<$0 + 4] == [0x6D, 0x64, 0x61, 0x74] }, "no mdat") - 4
+        let size = bytes[mdat..<mdat + 4].reduce(0) { $0 << 8 | Int($1) }
+        for offset in stride(from: mdat + 600, to: mdat + size - 10, by: 150) {
+            bytes.replaceSubrange(offset..<offset + 6, with: [0, 0, 1, 0x7F, 0xFF, 0xFF])
+        }
+        let dir = try TestEnvironment.temporaryDirectory(self)
+        let damaged = dir.appendingPathComponent("damaged.mov")
+        try Data(bytes).write(to: damaged)
+        let result = try Run.ftgst(
+            [
+                "thumb", damaged.path, "--time-ms", "1500", "--tolerance-ms", "0", "-o",
+                dir.appendingPathComponent("x.png").path,
+            ])
+        XCTAssertFalse(result.stderr.contains("@ 0x"), result.stderr)
+        XCTAssertLessThanOrEqual(result.stderr.split(separator: "\n").count, result.status == 0 ? 0 : 1, result.stderr)
+    }
+
     /// An audio-only file says so, on both paths and in every frame command, instead of GStreamer's bare "Internal
     /// data stream error".
     func testAudioOnlySaysThereIsNoVideoStream() throws {
