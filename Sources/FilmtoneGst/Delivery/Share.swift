@@ -83,10 +83,9 @@ enum Share {
     /// The handlers to try, in order: the portal when there is a session bus (`DBusConnection.sessionAddress`);
     /// `xdg-open` when it is on PATH and `DISPLAY` or `WAYLAND_DISPLAY` is set. Empty: no desktop.
     static func routes(_ environment: [String: String]) -> [Route] {
-        func isSet(_ name: String) -> Bool { !(environment[name] ?? "").isEmpty }
         var routes: [Route] = []
         if let address = DBusConnection.sessionAddress(environment) { routes.append(.portal(address)) }
-        if isSet("DISPLAY") || isSet("WAYLAND_DISPLAY"),
+        if DesktopOpener.hasDisplay(environment),
             let open = Subprocess.find("xdg-open", environment: environment)
         {
             routes.append(.xdgOpen(open))
@@ -167,8 +166,7 @@ enum Share {
 
     /// `SHARE_UNAVAILABLE` with a hint fitting what is missing.
     static func noDesktop(_ environment: [String: String]) -> FilmtoneError {
-        let hasDisplay = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
-        if hasDisplay {
+        if DesktopOpener.hasDisplay(environment) {
             return FilmtoneError(
                 .shareUnavailable,
                 "no share handler: xdg-open is not on PATH (Debian package "

@@ -9,6 +9,12 @@ struct DesktopOpener {
     var bus: DBusConnection
     var environment: [String: String] = ProcessInfo.processInfo.environment
 
+    /// Whether the session has a display (`DISPLAY` or `WAYLAND_DISPLAY` set): what the fallback programs
+    /// (`xdg-open`, `zenity`, `kdialog`) need.
+    static func hasDisplay(_ environment: [String: String]) -> Bool {
+        !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+    }
+
     /// Hands `path` to the portal's `OpenURI`: `OpenFile` (`ask`: its application chooser) or, for `folder`,
     /// `OpenDirectory`, the file opened read-only and passed as a descriptor. Throws `FILE_NOT_FOUND` when it
     /// cannot be opened, else the call's `DBusError`.
@@ -32,8 +38,9 @@ struct DesktopOpener {
         if (try? Self.openThroughPortal(path, folder: folder, ask: ask, on: bus, timeoutMilliseconds: 10_000)) != nil {
             return .portal
         }
-        let hasDisplay = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
-        guard hasDisplay, let program = Subprocess.find("xdg-open", environment: environment) else { return nil }
+        guard Self.hasDisplay(environment), let program = Subprocess.find("xdg-open", environment: environment) else {
+            return nil
+        }
         let target = folder ? (path as NSString).deletingLastPathComponent : path
         let outcome = try? Subprocess.run(
             program, [Share.fileURI(path: target)], environment: environment, timeoutMilliseconds: 10_000)

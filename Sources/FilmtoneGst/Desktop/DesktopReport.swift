@@ -49,7 +49,7 @@ public func desktopReport() async -> DesktopReport {
 
 extension DesktopReport {
     static func make(_ environment: [String: String]) -> DesktopReport {
-        let display = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+        let display = DesktopOpener.hasDisplay(environment)
         let programs = ["zenity", "kdialog", "xdg-open"].map {
             (name: $0, path: Subprocess.find($0, environment: environment)?.path)
         }

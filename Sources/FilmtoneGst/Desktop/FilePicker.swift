@@ -209,10 +209,6 @@ struct FilePicker {
 
     // MARK: - zenity, kdialog
 
-    private var hasDisplay: Bool {
-        !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
-    }
-
     /// The fallbacks' glob filter: the extensions `listFiles` shows for the kind.
     private var globs: [String] {
         switch options.kind {
@@ -227,7 +223,7 @@ struct FilePicker {
 
     /// zenity (GNOME's and most desktops'), else kdialog (KDE's), where there is a display.
     func program(_ folder: String?) throws -> Outcome {
-        guard hasDisplay else { return .unavailable("no display for zenity or kdialog") }
+        guard DesktopOpener.hasDisplay(environment) else { return .unavailable("no display for zenity or kdialog") }
         let start = folder.flatMap { Self.isFolder($0) ? $0 : nil }
         if let zenity = Subprocess.find("zenity", environment: environment) {
             var arguments = [

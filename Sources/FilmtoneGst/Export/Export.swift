@@ -346,19 +346,15 @@ struct ExportRun {
         let pipeline = try Pipeline(words: words)
         defer { pipeline.stop() }
         try ExportRun.apply(settings, to: pipeline)
-        let ownPlugged = AtomicFlag()
         let decoder = Mutex<String?>(nil)
         pipeline.element.onDeepElementAdded { element in
             if element.factoryKlass.contains("Decoder/Video") { decoder.withLock { $0 = element.factoryName } }
         }
         defer { record.videoDecoder = decoder.withLock { $0 } }
         if let decodebin = try? pipeline.element(named: "src") {
-            try decodebin.onAutoplugSelect { factory in
+            try decodebin.onAutoplugSelect {
                 // libavcodec is opened (or found unopenable) only when H.264 or HEVC is offered.
-                let decision = FrameRecipe.decoderDecision(
-                    factory: factory, ownDecoder: ownDecoder && Libav.isAvailable)
-                if decision == .tryElement, LibavDecoderElement.isOwn(factory.name) { ownPlugged.set() }
-                return decision
+                FrameRecipe.decoderDecision(factory: $0, ownDecoder: ownDecoder && Libav.isAvailable)
             }
         }
         // As in the frame pipelines: the colours of an untagged source are pinned before it is turned, or a 640×360
@@ -373,7 +369,7 @@ struct ExportRun {
                     pipeline, totalFrames: totalFrames, sourceDuration: sourceDuration, startingAt: startingAt,
                     cancelReason: cancelReason, report: report, record: record)
             }
-        } catch  where ownPlugged.isSet() && FrameRecipe.ownDecoderCaused(error) {
+        } catch  where LibavDecoderElement.isOwn(decoder.withLock { $0 }) && FrameRecipe.ownDecoderCaused(error) {
             throw OwnDecoderFailure()
         }
     }

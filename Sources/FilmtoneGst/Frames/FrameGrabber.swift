@@ -298,12 +298,18 @@ final class FramePipeline {
         // to pull. Dropped, the sink prerolls on the first real frame.
         sink.element.staticPad("sink")?.dropGapEvents()
 
-        let seeksFirst =
-            firstKeyframe != nil
-            || firstTime.map {
-                !FrameRecipe.accepts(frame: .zero, duration: nil, target: $0.time, tolerance: $0.tolerance)
-            } == true
-        if let demuxer, !keeps, !readsForwardOnly, seeksFirst {
+        // What the first question is, when the first frame cannot answer it: the pipeline seeks there first.
+        enum FirstQuestion {
+            case keyframe(@Sendable (ClockTime?) -> ClockTime)
+            case time(ClockTime, tolerance: ClockTime)
+        }
+        let firstQuestion: FirstQuestion? =
+            firstKeyframe.map { .keyframe($0) }
+            ?? firstTime.flatMap {
+                FrameRecipe.accepts(frame: .zero, duration: nil, target: $0.time, tolerance: $0.tolerance)
+                    ? nil : .time($0.time, tolerance: $0.tolerance)
+            }
+        if let demuxer, !keeps, !readsForwardOnly, let firstQuestion {
             let hold = FirstSeekHold()
             let demuxerElement = try pipeline.element(named: demuxer.demuxer.rawValue)
             hold.attach(to: demuxerElement, in: pipeline)
@@ -315,7 +321,8 @@ final class FramePipeline {
                 let timeline = FrameRecipe.Timeline(origin: origin)
                 let target: ClockTime
                 let flags: SeekFlags
-                if let firstKeyframe {
+                switch firstQuestion {
+                case .keyframe(let firstKeyframe):
                     // The duration as `durationMilliseconds` will report it once prerolled, so that the first
                     // sample computed from either is the same time.
                     demuxerDuration = hold.duration(of: demuxerElement)
@@ -323,17 +330,15 @@ final class FramePipeline {
                     let duration = whole.map { Self.duration($0, from: origin) }
                     target = timeline.streamTime(of: firstKeyframe(duration))
                     flags = Self.keyframeFlags
-                } else if let firstTime {
+                case .time(let time, let tolerance):
                     // The early refusal of a time past the end, as `frame(at:)` makes it once prerolled.
                     if origin == .zero, durationIsReliable, let duration = hold.duration(of: demuxerElement),
-                        firstTime.time >= duration
+                        time >= duration
                     {
-                        throw Self.pastTheEnd(firstTime.time, duration)
+                        throw Self.pastTheEnd(time, duration)
                     }
-                    target = timeline.streamTime(of: firstTime.time)
-                    flags = FrameRecipe.seekPlan(tolerance: firstTime.tolerance)[0]
-                } else {
-                    preconditionFailure("seeksFirst without a first time")
+                    target = timeline.streamTime(of: time)
+                    flags = FrameRecipe.seekPlan(tolerance: tolerance)[0]
                 }
                 guard hold.seek(in: demuxerElement, to: target, flags: flags) else {
                     throw FilmtoneError(
