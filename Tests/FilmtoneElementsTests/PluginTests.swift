@@ -271,25 +271,12 @@ final class PluginTests: XCTestCase {
         }
     }
 
-    /// What it does not decode as avdec_h264 does (4:4:4 here) it refuses by its template: decodebin then offers
-    /// the stream to avdec_h264. Fed as an Annex B stream, with no demuxer: gst-launch-1.0's delayed linking of
-    /// `qtdemux` to a parser whose chain refuses the caps now and then left it waiting after the error it printed
-    /// (7 runs in 50, with ftgst's plugin of before issue 30 as with this one).
+    /// What it does not decode as avdec_h264 does (4:4:4 here) it leaves out of its template: decodebin then offers
+    /// the stream to avdec_h264. The refusal itself, in a running pipeline, is
+    /// `OwnDecoderFallbackTests.testTheElementRefusesInterlacedAnd444CapsByName`: in process, because
+    /// gst-launch-1.0 1.22 now and then never exits after an error during preroll (its main loop's quit can come
+    /// before the loop runs; 7 runs in 50 with ftgst's plugin of before issue 30 too).
     func testH264DecoderRefusesOtherProfiles() throws {
-        let stream = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("odd.h264").path
-        let extract = try Run.tool(
-            "ffmpeg",
-            [
-                "-v", "error", "-y", "-i", try TestEnvironment.fixture("odd.mp4"), "-c:v", "copy", "-an", "-bsf:v",
-                "h264_mp4toannexb", "-f", "h264", stream,
-            ])
-        XCTAssertEqual(extract.status, 0, extract.stderr)
-        let result = try gst(
-            "gst-launch-1.0",
-            ["-q", "filesrc", "location=\(stream)", "!", "h264parse", "!", "fth264dec", "!", "fakesink"])
-        XCTAssertNotEqual(result.status, 0)
-        let output = result.stdout + result.stderr
-        XCTAssertTrue(output.contains("not-negotiated"), output)
         let inspect = try gst("gst-inspect-1.0", ["fth264dec"])
         XCTAssertEqual(inspect.status, 0, inspect.stderr)
         for text in [

@@ -83,20 +83,26 @@ final class OwnDecoderFallbackTests: XCTestCase {
     }
 
     /// fth264dec by name in a pipeline of its own, given interlaced H.264: its ACCEPT_CAPS answer refuses the caps
-    /// (as its template refuses other profiles), so the pipeline fails as not-negotiated. Checked in process:
+    /// (as its template refuses other profiles: 4:4:4 too), so the pipeline fails as not-negotiated. Checked in process:
     /// `gst-launch-1.0` itself now and then did not quit after such an error in preroll (its main loop waited on),
     /// whichever element refused.
-    func testTheElementRefusesInterlacedCapsByName() throws {
+    func testTheElementRefusesInterlacedAnd444CapsByName() throws {
         try FilmtonePlugin.ensureRegistered()
-        let clip = try TestEnvironment.fixture("matrix-h264-interlaced.mp4")
-        let pipeline = try Pipeline(launch: "filesrc location=\(clip) ! qtdemux ! h264parse ! fth264dec ! fakesink")
-        defer { pipeline.stop() }
-        _ = pipeline.pause()
-        guard
-            case .error(let cause) = pipeline.waitForAsyncDone(
-                deadline: Deadline(after: 20_000), isCancelled: { false })
-        else { return XCTFail("interlaced caps prerolled through fth264dec") }
-        XCTAssertTrue((cause.debug ?? "").contains("not-negotiated"), "\(cause)")
+        // Interlaced caps by ACCEPT_CAPS (not-negotiated); 4:4:4 by the template, so qtdemux's pad cannot even be
+        // linked to the parser in front of it (not-linked, or not-negotiated).
+        for (fixture, refusals) in [
+            ("matrix-h264-interlaced.mp4", ["not-negotiated"]), ("odd.mp4", ["not-linked", "not-negotiated"]),
+        ] {
+            let clip = try TestEnvironment.fixture(fixture)
+            let pipeline = try Pipeline(launch: "filesrc location=\(clip) ! qtdemux ! h264parse ! fth264dec ! fakesink")
+            defer { pipeline.stop() }
+            _ = pipeline.pause()
+            guard
+                case .error(let cause) = pipeline.waitForAsyncDone(
+                    deadline: Deadline(after: 20_000), isCancelled: { false })
+            else { return XCTFail("\(fixture) prerolled through fth264dec") }
+            XCTAssertTrue(refusals.contains { (cause.debug ?? "").contains($0) }, "\(fixture): \(cause)")
+        }
     }
 
     /// Caps that change mid-stream to what fth264dec also takes (frames 20–39 High 10 after 8-bit 0–19): it
