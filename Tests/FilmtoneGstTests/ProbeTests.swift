@@ -292,7 +292,7 @@ final class ProbeTests: XCTestCase {
             {"container":"mov","isImage":false,"durationMs":2000,"video":{"codec":"h264","profile":"high",\
             "width":360,"height":240,"displayWidth":240,"displayHeight":640,"rotation":90,"pixelAspectRatio":"16/9",\
             "frameRate":"30/1","frameCount":60,"bitDepth":8,"chromaFormat":"4:2:0","colorimetry":{"primaries":"bt709",\
-            "transfer":"bt709","matrix":"bt709","range":"limited"},"hdr":"none"},"audio":{"codec":"aac","channels":2,\
+            "transfer":"bt709","matrix":"bt709","range":"limited"},"hdr":"none","dolbyVision":null},"audio":{"codec":"aac","channels":2,\
             "sampleRate":44100},"inputTransform":{"policy":"passthrough","reason":"SDR (transfer bt709, primaries \
             bt709): no input transform needed","applied":"none"}}
             """)

@@ -545,7 +545,10 @@ struct ExportRun {
     static func probe(_ request: ExportRequest, isCancelled: @escaping () -> Bool) throws -> ProbeReport {
         var options = ProbeOptions(source: request.options.source)
         options.headers = request.options.headers
-        return try Prober(request: try ProbeRequest(options), isCancelled: isCancelled).probe()
+        let report = try Prober(request: try ProbeRequest(options), isCancelled: isCancelled).probe()
+        // A Dolby Vision stream without a compatible base layer would be encoded green and purple.
+        if let refusal = report.video?.dolbyVision?.refusal { throw refusal }
+        return report
     }
 
     static func probeFile(_ path: String, isCancelled: @escaping () -> Bool) throws -> ProbeReport {

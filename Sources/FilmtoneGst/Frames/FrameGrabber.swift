@@ -209,6 +209,7 @@ final class FramePipeline {
     ) throws {
         self.request = request
         self.keeps = keeps
+        try DolbyVisionReader.refuseUnshowable(request.source)
         try FilmtonePlugin.ensureRegistered()  // ftlut and fttrim, in this process
         let demuxer = Self.knownDemuxer(of: request.source)
         let fragments = FragmentIndex.inspect(request.source)

@@ -36,6 +36,7 @@ struct MezzanineBuilder {
 
     private func build(watching formats: PictureFormatWatch) throws -> BuiltMezzanine {
         let deadline = Deadline(after: timeoutMilliseconds)
+        try DolbyVisionReader.refuseUnshowable(source)
         try FilmtonePlugin.ensureRegistered()  // the tone map's ftlut, in this process
         let pipeline = try Pipeline(launch: MezzanineRecipe.launchDescription())
         formats.attach(to: pipeline)

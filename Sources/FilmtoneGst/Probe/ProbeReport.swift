@@ -70,6 +70,9 @@ public struct VideoStreamReport: Equatable, Sendable {
     /// nil when the stream signals no colorimetry.
     public var colorimetry: ColorimetryReport?
     public var hdr: HDRKind
+    /// The Dolby Vision configuration of a local MP4, QuickTime or Matroska file (`DolbyVisionReader`); nil for
+    /// any other stream. `hdr` and `colorimetry` describe its base layer.
+    public var dolbyVision: DolbyVisionConfiguration? = nil
 
     public var json: JSONValue {
         .object([
@@ -82,6 +85,7 @@ public struct VideoStreamReport: Equatable, Sendable {
             ("bitDepth", bitDepth.map { JSONValue.int(Int64($0)) } ?? .null),
             ("chromaFormat", chromaFormat.map(JSONValue.string) ?? .null),
             ("colorimetry", colorimetry?.json ?? .null), ("hdr", .string(hdr.rawValue)),
+            ("dolbyVision", dolbyVision?.json ?? .null),
         ])
     }
 }

@@ -455,6 +455,27 @@ enum ProbeRules {
         }
     }
 
+    /// The report of a Dolby Vision stream (`DolbyVisionReader`): the configuration goes on the video stream, and
+    /// the input transform's reason says which layer its policy is for (the base layer's), or, for a stream that
+    /// cannot be shown, why every picture of it is refused (and that nothing is applied).
+    static func report(_ report: ProbeReport, dolbyVision: DolbyVisionConfiguration?) -> ProbeReport {
+        guard let dolbyVision, report.video != nil else { return report }
+        var report = report
+        report.video?.dolbyVision = dolbyVision
+        if var transform = report.inputTransform {
+            if let refusal = dolbyVision.refusal {
+                transform.reason = refusal.message + "; thumbnails, previews and exports are refused"
+                transform.applied = "none"
+            } else if let layer = dolbyVision.baseLayer {
+                transform.reason =
+                    "Dolby Vision \(dolbyVision.name), shown through its \(layer.rawValue) base layer; "
+                    + transform.reason
+            }
+            report.inputTransform = transform
+        }
+        return report
+    }
+
     static let logTransfers: Set<String> = ["log100", "log316"]
     static let sdrTransfers: Set<String> = [
         "bt709", "bt601", "srgb", "smpte240m", "gamma10", "gamma18", "gamma20", "gamma22", "gamma28", "bt2020-10",

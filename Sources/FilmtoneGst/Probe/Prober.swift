@@ -202,6 +202,7 @@ struct Prober {
                 "no video or audio stream could be read: the media is empty, "
                     + "truncated or not a media file")
         }
-        return report
+        guard report.video != nil else { return report }
+        return ProbeRules.report(report, dolbyVision: DolbyVisionReader.configuration(of: request.source))
     }
 }

@@ -64,6 +64,19 @@ export interface VideoStreamInfo {
     chromaFormat: string | null;
     colorimetry: Colorimetry | null;
     hdr: "none" | "pq" | "hlg";
+    /** A local MP4/QuickTime/Matroska file's Dolby Vision configuration; null for any other stream. */
+    dolbyVision: DolbyVision | null;
+}
+
+/** Dolby Vision configuration (docs/CLI.md, "Dolby Vision"). */
+export interface DolbyVision {
+    profile: number;
+    level: number;
+    /** The base layer's signal compatibility id: 0 none, 1 HDR10, 2 SDR, 4 HLG, 6 HDR10 (Blu-ray). */
+    compatibility: number;
+    /** What ftgst shows; null when the stream cannot be shown (profile 5: UNSUPPORTED_FORMAT). */
+    baseLayer: "hdr10" | "sdr" | "hlg" | null;
+    enhancementLayer: boolean;
 }
 
 export interface AudioStreamInfo {
