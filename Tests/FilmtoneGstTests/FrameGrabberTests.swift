@@ -201,6 +201,34 @@ final class FrameGrabberTests: XCTestCase {
         }
     }
 
+    /// The scalers split a picture's lines over `FrameRecipe.scalerThreads` (one per processor, or one a batch worker):
+    /// the pictures are the same with one thread and with four (more bands than this machine has cores), at 8 and 16
+    /// bits (the tone-mapped RGB), prescaled and not, turned and not.
+    func testScalersGiveTheSameLinesWithOneThreadOrMany() throws {
+        func grab(_ fixture: String, _ ms: Int64, box: (Int, Int)) throws -> GrabbedFrame {
+            let request = FrameRequest(
+                source: .local(path: try TestEnvironment.fixture(fixture)), headers: [], time: .milliseconds(ms),
+                tolerance: .zero, maxWidth: box.0, maxHeight: box.1, timeoutMilliseconds: 20_000)
+            return try FrameGrabber(request: request, isCancelled: { false }).grab()
+        }
+        defer { FrameRecipe.decoderThreads = nil }
+        let cases: [(String, Int64, (Int, Int))] = [
+            ("clip.mp4", 1000, (200, 200)), ("bars360-rot90.mp4", 100, (160, 160)), ("hdr-hlg.mp4", 600, (160, 160)),
+            ("hdr-pq.mp4", 600, (500, 500)), ("rotated-sd.mp4", 200, (100, 160)), ("odd.mp4", 500, (97, 97)),
+        ]
+        for (fixture, ms, box) in cases {
+            FrameRecipe.decoderThreads = 1
+            XCTAssertEqual(FrameRecipe.scalerThreads, 1)
+            let one = try grab(fixture, ms, box: box)
+            FrameRecipe.decoderThreads = 4
+            XCTAssertTrue(FrameRecipe.launchDescription(withLook: false).contains("n-threads=4"))
+            let four = try grab(fixture, ms, box: box)
+            XCTAssertEqual(one.time, four.time, fixture)
+            XCTAssertEqual(one.image.width, four.image.width, fixture)
+            XCTAssertTrue(one.image == four.image, "\(fixture) in \(box): the lines differ")
+        }
+    }
+
     /// Refusals on the path that seeks first are those of the type-finding one: a time past the end, an audio-only
     /// file (nothing links its pads), a file without its index.
     func testSeekingFirstRefusesWhatPrerollingRefuses() throws {

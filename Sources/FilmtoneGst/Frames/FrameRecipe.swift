@@ -37,10 +37,12 @@ enum FrameRecipe {
                 "filesrc name=source ! \($0.rawValue) name=\($0.rawValue) \($0.rawValue).video_0 ! decodebin name=src"
             }
             ?? "uridecodebin name=src"
+        let threads = scalerThreads
         return """
-            \(input) ! videoconvert name=decoded ! videoscale name=prescale method=lanczos ! capsfilter name=presize \
-            ! videoflip name=flip video-direction=auto \
-            ! videoconvert ! capsfilter name=rgb caps=video/x-raw,format=RGB ! videoscale method=lanczos \
+            \(input) ! videoconvert name=decoded ! videoscale name=prescale method=lanczos n-threads=\(threads) \
+            ! capsfilter name=presize ! videoflip name=flip video-direction=auto \
+            ! videoconvert ! capsfilter name=rgb caps=video/x-raw,format=RGB \
+            ! videoscale method=lanczos n-threads=\(threads) \
             ! capsfilter name=size caps=video/x-raw,format=RGB,pixel-aspect-ratio=1/1 \
             ! \(LUTFilterElement.factoryName) name=tonemap ! videoconvert ! video/x-raw,format=RGB \
             \(withLook ? "! \(LUTFilterElement.factoryName) name=look " : "")\
@@ -199,6 +201,12 @@ enum FrameRecipe {
         set { decoderThreadSetting.withLock { $0 = newValue } }
     }
     private static let decoderThreadSetting = Mutex<Int?>(nil)
+
+    /// The threads each of a frame pipeline's scalers splits a picture's lines over (`videoscale n-threads`): as many
+    /// as the decoder's frame threads (`decoderThreads`, else one per processor), so a batch's workers scale on one
+    /// core each. The lines come out the same whatever the count (`FrameGrabberTests`); `videoconvert` is not split:
+    /// with bands, its 4:2:0 chroma upsampling differs at their edges for 10-bit sources.
+    static var scalerThreads: Int { decoderThreads ?? ProcessInfo.processInfo.activeProcessorCount }
 
     /// Whether `error`, from a pipeline whose video decoder was an own one, is one that decoder can have caused: an
     /// error it posted, or a not-negotiated flow (caps it refused). Such a pipeline may be run again with gst-libav
