@@ -182,8 +182,8 @@ package final class LUTFilterState: Sendable {
         try cachedKernel(\.kernel16, \.builtFor16, build: LUTKernel16.init(look:))
     }
 
-    /// The YUV kernel for the current settings and `colorimetry`, built on first use like `currentKernel()` (the
-    /// RGB table, then the YUV table from it; the RGB kernel is not kept).
+    /// The YUV kernel for the current settings and `colorimetry`, built on first use like `currentKernel()` (no
+    /// table is filled then: its rows are, as frames use them).
     package func currentKernelYUV(_ colorimetry: YUVColorimetry) throws -> YUVKernel {
         try cachedKernel(
             \.kernelYUV, \.builtForYUV, fits: { $0.colorimetry == colorimetry },

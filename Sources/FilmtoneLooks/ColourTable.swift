@@ -61,10 +61,11 @@ package final class ColourTable: Sendable {
     /// The 2²⁴ packed results, indexed `r | g << 8 | b << 16`; valid while the table is.
     package var entries: UnsafeMutablePointer<UInt32> { storage.base }
 
-    /// 2²⁴ uninitialised entries, 2 MiB-aligned and advised for huge pages (see above), for `what` (the error's
-    /// words). Shared with `YUVKernel`'s table of the same size.
-    package static func allocateEntries(for what: String) throws -> TableBuffer<UInt32> {
-        try TableBuffer(count: entryCount, hugePages: true, for: what)
+    /// 2²⁴ uninitialised entries for `what` (the error's words): 2 MiB-aligned and advised for huge pages (see above),
+    /// or, `sparse`, advised against them, for `YUVKernel`'s table of the same size, which fills only the rows frames
+    /// use (a 1080p clip's 909 (U, V) pairs sit in 583 small pages, 2.3 MiB, but touch 31 huge ones, 62 MiB).
+    package static func allocateEntries(for what: String, sparse: Bool = false) throws -> TableBuffer<UInt32> {
+        try TableBuffer(count: entryCount, hugePages: !sparse, for: what)
     }
 
     /// Whether every entry is filled (release builds); debug builds fill rows lazily and answer through
@@ -120,6 +121,20 @@ package final class ColourTable: Sendable {
                 lazy.builder.fill(entries, rows: missing.map { (blue: $0.key, greens: $0.value) })
             }
         }
+    }
+}
+
+/// A look evaluated entry by entry, with no table (`ColourTableBuilder.evaluate`): what fills a `YUVKernel`'s rows
+/// on demand, so that an 8-bit Y'CbCr look needs no 64 MiB R'G'B' table first. Sendable: immutable.
+package final class LookEvaluator: Sendable {
+    private let builder: ColourTableBuilder
+
+    /// `INTERNAL` when the builder's tables cannot be allocated.
+    package init(look: Look) throws { builder = try ColourTableBuilder(look: look, levels: 256) }
+
+    /// The entries (`r' | g' << 8 | b' << 16`) of 256 inputs `r | g << 8 | b << 16`.
+    package func evaluate(_ indices: UnsafePointer<UInt32>, into out: UnsafeMutablePointer<UInt32>) {
+        builder.evaluate(indices, into: out)
     }
 }
 

@@ -81,22 +81,25 @@ public final class LUTKernel: Sendable {
     /// colour table").
     public init(look: Look) throws {
         self.look = look
-        let creative = look.intensity > 0 ? look.creativeLUT : nil
-        if look.inputLUT == nil && creative == nil {
-            plan = .identity
-            strategy = .identity
-        } else if look.inputLUT?.table3D == nil && creative?.table3D == nil {
-            plan = .perChannel(Self.perChannelTable(look))
-            strategy = .perChannel
-        } else {
-            plan = .fullTable(try ColourTable(look: look))
-            strategy = .fullTable
+        strategy = Self.strategy(for: look)
+        switch strategy {
+        case .identity: plan = .identity
+        case .perChannel: plan = .perChannel(Self.perChannelTable(look))
+        case .fullTable: plan = .fullTable(try ColourTable(look: look))
         }
+    }
+
+    /// What `init` chooses for `look`, without building anything: no LUT (or a creative one at intensity 0), no 3D
+    /// table, or a 3D table somewhere.
+    package static func strategy(for look: Look) -> Strategy {
+        let creative = look.intensity > 0 ? look.creativeLUT : nil
+        if look.inputLUT == nil && creative == nil { return .identity }
+        return look.inputLUT?.table3D == nil && creative?.table3D == nil ? .perChannel : .fullTable
     }
 
     /// Without a 3D table, output channel c is a function of input channel c alone (1D tables are per channel,
     /// the blend is per channel), so evaluating the reference on the grey ramp gives every entry exactly.
-    private static func perChannelTable(_ look: Look) -> [UInt8] {
+    package static func perChannelTable(_ look: Look) -> [UInt8] {
         var table = [UInt8](repeating: 0, count: 768)
         for input in 0..<256 {
             let output = look.apply(SIMD3(repeating: Double(input) / 255))

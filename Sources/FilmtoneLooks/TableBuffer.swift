@@ -23,18 +23,29 @@ package struct TableBuffer<Element: BitwiseCopyable>: ~Copyable {
     /// `madvise(MADV_HUGEPAGE)`d, for tables whose loads are spread over tens of MiB (`ColourTable`). The advice
     /// may fail (no transparent huge pages) and then leaves ordinary pages. Otherwise the alignment is the
     /// element's, at least 16 bytes (`SIMD4<Float>` nodes are loaded as aligned vectors).
+    /// `hugePages`: 2 MiB-aligned and advised for transparent huge pages (a table filled whole and read all over);
+    /// false: advised against them (`MADV_NOHUGEPAGE`), so a table filled in places (`YUVKernel`'s rows) takes memory
+    /// 4 KiB at a time even where the system gives huge pages to every large mapping.
     package init(count: Int, hugePages: Bool = false, for what: String) throws {
         precondition(count > 0, "an empty table")
         let (byteCount, overflow) = count.multipliedReportingOverflow(by: MemoryLayout<Element>.stride)
         guard !overflow, byteCount <= TableAllocation.limit else {
             throw TableAllocation.refused(overflow ? Int.max : byteCount, what)
         }
-        let alignment = hugePages ? 2 << 20 : Swift.max(16, MemoryLayout<Element>.alignment)
+        // A large table starts on a page of its own (the allocator's header is on the page before), so what it holds
+        // in memory is its own pages only (`residentByteCount`).
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let alignment =
+            hugePages ? 2 << 20 : Swift.max(byteCount >= 2 << 20 ? page : 16, MemoryLayout<Element>.alignment)
         var raw: UnsafeMutableRawPointer? = nil
         guard posix_memalign(&raw, alignment, byteCount) == 0, let raw else {
             throw TableAllocation.refused(byteCount, what)
         }
-        if hugePages { _ = madvise(raw, byteCount, Int32(MADV_HUGEPAGE)) }
+        if hugePages {
+            _ = madvise(raw, byteCount, Int32(MADV_HUGEPAGE))
+        } else if byteCount >= 2 << 20 {
+            _ = madvise(raw, byteCount / page * page, Int32(MADV_NOHUGEPAGE))
+        }
         base = raw.bindMemory(to: Element.self, capacity: count)
         self.count = count
     }
@@ -43,6 +54,16 @@ package struct TableBuffer<Element: BitwiseCopyable>: ~Copyable {
     deinit { free(base) }
 
     package var byteCount: Int { count * MemoryLayout<Element>.stride }
+
+    /// Bytes of the buffer the kernel holds in memory now (`mincore`, whole pages): what filling part of it cost.
+    package var residentByteCount: Int {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = Int(bitPattern: base) / page * page
+        let end = (Int(bitPattern: base) + byteCount + page - 1) / page * page
+        var vector = [UInt8](repeating: 0, count: (end - start) / page)
+        guard mincore(UnsafeMutableRawPointer(bitPattern: start), end - start, &vector) == 0 else { return byteCount }
+        return vector.reduce(0) { $0 + Int($1 & 1) } * page
+    }
 }
 
 // Unchecked Sendable: a buffer is memory and a pointer to it, handed to whoever owns it next. What is written through

@@ -108,72 +108,70 @@ public struct YUV420Planes {
 ///
 /// **Table.** Entry `y | u << 8 | v << 16` holds `y' | u' << 8 | v' << 16`: the pixel converted to R'G'B' exactly as
 /// a conversion to packed RGB would (the colorimetry's matrix, rounded to nearest code, clamped), looked up in the
-/// 8-bit RGB kernel's own table (`LUTKernel`: the same results as the BGRx path), converted back, rounded and
-/// clamped. 2²⁴ entries, 4 bytes each: **64 MiB**, like the RGB table, which is released after the build (release
-/// builds). Build: one 256-entry (U, V) row at a time, batches of conversions and table loads, spread over the
-/// cores (≈ 155 ms wall for a 33³ look on the 2-core test machine, ≈ 75 ms of it the RGB table; docs/PERFORMANCE.md).
+/// look (each entry evaluated alone, `LookEvaluator`, the same arithmetic as the RGB kernel's table up to float
+/// rounding), converted back, rounded and clamped. 2²⁴ entries, 4 bytes each: **64 MiB of address space**.
+///
+/// **Rows on demand.** A row is the 256 Y' entries of one (U, V) pair. Before each frame, one pass over its chroma
+/// samples finds the pairs whose rows are still empty, and those rows are filled (over the cores when there are
+/// many): memory is taken only for the 4 KiB pages of the rows frames use (the table is advised against huge
+/// pages, four rows a page), and there is no R'G'B' table at all. Before, release builds built the whole R'G'B' table and then the
+/// whole Y'CbCr one (≈ 155 ms, 128 MiB at once, 64 MiB held: an export's peak was that much above ffmpeg's, issue
+/// 30); a video's colours use a fraction of the rows (docs/PERFORMANCE.md, "Where an export's memory goes").
 ///
 /// **Frames.** Each 2×2 block shares one (U, V): the four luma samples are looked up with it (four loads from one
 /// 1 KiB row of the table) and written back; the block's U', V' are the rounded mean of the four results. Odd
 /// widths and heights give 1- or 2-pixel blocks at the right and bottom edges, averaged over what is there.
 ///
-/// Debug builds fill the table lazily, the (U, V) rows a frame uses, each entry evaluated from the look directly
-/// (`ColourTable.entries(at:into:)`): the RGB table is never filled whole there (it would take ≈ 14 s), and a
-/// debug element test pays milliseconds, not seconds, for its table.
-///
-/// Sendable: immutable after `init` (debug builds fill rows later under a lock, see `LazyRows`), so one kernel may
-/// run frames on several threads at once.
+/// Sendable: rows are written under `LazyRows`'s lock before the frame that needs them reads them, and never again,
+/// so one kernel may run frames on several threads at once.
 public final class YUVKernel: Sendable {
     public let colorimetry: YUVColorimetry
     public let strategy: LUTKernel.Strategy
-    /// Memory the kernel holds for its table: 0 (identity) or 64 MiB.
+    /// Address space the kernel reserves for its table: 0 (identity) or 64 MiB (memory is taken as rows fill).
     public var tableByteCount: Int { entries == nil ? 0 : ColourTable.byteCount }
 
-    /// The 2²⁴ entries (nil for an identity look), freed with the kernel.
+    /// The 2²⁴ entries (nil for an identity look), freed with the kernel: address space reserved whole, memory
+    /// taken as rows are filled.
     private let table: TableBuffer<UInt32>?
+    /// What fills the rows frames use (nil for an identity look).
     private let lazyRows: LazyRows?
 
-    /// Builds the table for `look` (through a `LUTKernel`, released afterwards in release builds). Throws
-    /// `INTERNAL` when either table's memory cannot be allocated.
+    /// The kernel for `look`: its (U, V) rows are filled as frames use them, each entry evaluated from the look
+    /// directly (`LookEvaluator`), with no R'G'B' table. Throws `INTERNAL` when the table's address space cannot be
+    /// had ("cannot allocate 64 MiB for the look's Y'CbCr table").
     public convenience init(look: Look, colorimetry: YUVColorimetry) throws {
-        try self.init(rgb: LUTKernel(look: look), colorimetry: colorimetry)
+        let strategy = LUTKernel.strategy(for: look)
+        let source: RGBSource? =
+            switch strategy {
+            case .identity: nil
+            case .perChannel: .perChannel(LUTKernel.perChannelTable(look))
+            case .fullTable: .evaluator(try LookEvaluator(look: look))
+            }
+        try self.init(source: source, colorimetry: colorimetry, strategy: strategy)
     }
 
-    /// Builds the table from `rgb`'s results. Release builds do not keep `rgb`. Throws `INTERNAL` when the
-    /// table's memory cannot be allocated ("cannot allocate 64 MiB for the look's Y'CbCr table").
-    public init(rgb: LUTKernel, colorimetry: YUVColorimetry) throws {
+    /// The kernel whose rows are filled from `rgb`'s results (its table, when it has one).
+    public convenience init(rgb: LUTKernel, colorimetry: YUVColorimetry) throws {
+        let source: RGBSource? =
+            switch rgb.plan {
+            case .identity: nil
+            case .perChannel(let table): .perChannel(table)
+            case .fullTable(let table): .table(table)
+            }
+        try self.init(source: source, colorimetry: colorimetry, strategy: rgb.strategy)
+    }
+
+    private init(source: RGBSource?, colorimetry: YUVColorimetry, strategy: LUTKernel.Strategy) throws {
         self.colorimetry = colorimetry
-        strategy = rgb.strategy
-        let source: RGBSource
-        switch rgb.plan {
-        case .identity:
+        self.strategy = strategy
+        guard let source else {
             table = nil
             lazyRows = nil
             return
-        case .perChannel(let table): source = .perChannel(table)
-        case .fullTable(let table): source = .table(table)
         }
-        let table = try ColourTable.allocateEntries(for: "the look's Y'CbCr table")
-        let entries = table.base
+        let table = try ColourTable.allocateEntries(for: "the look's Y'CbCr table", sparse: true)
         self.table = consume table
-        let builder = YUVRowBuilder(colorimetry: colorimetry, source: source)
-        #if DEBUG
-            // Unoptimised code takes seconds for the whole table, even for a per-channel look.
-            lazyRows = LazyRows(builder)
-        #else
-            lazyRows = nil
-            let shared = SendablePointer(entries)
-            let group = YUVRowBuilder.rowGroup
-            DispatchQueue.concurrentPerform(iterations: 256 / group) { item in
-                withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 512 * group) { scratch in
-                    for u in 0..<256 {
-                        builder.fillRows(
-                            u: u, vs: item * group..<(item + 1) * group, into: shared.pointer,
-                            scratch: scratch.baseAddress!)
-                    }
-                }
-            }
-        #endif
+        lazyRows = LazyRows(YUVRowBuilder(colorimetry: colorimetry, source: source))
     }
 
     /// The table's entries while the kernel lives; nil for an identity look.
@@ -184,7 +182,15 @@ public final class YUVKernel: Sendable {
         }
     }
 
-    /// The table's entry for one input (tests and benchmarks; debug builds fill its row first).
+    /// Bytes of the table in memory now: the pages of the rows filled so far (tests and benchmarks).
+    package var residentTableBytes: Int {
+        switch table {
+        case .some(let table): return table.residentByteCount
+        case .none: return 0
+        }
+    }
+
+    /// The table's entry for one input (tests and benchmarks; its row is filled first).
     package func entry(y: Int, u: Int, v: Int) -> SIMD3<UInt8> {
         guard let entries else { return SIMD3(UInt8(y), UInt8(u), UInt8(v)) }
         lazyRows?.fill(keys: [v << 8 | u], entries)
@@ -214,7 +220,7 @@ public final class YUVKernel: Sendable {
         }
     }
 
-    // MARK: - Debug builds
+    // MARK: - Rows on demand
 
     /// The (U, V) rows filled so far, one bit each (`v << 8 | u`), and what fills the others.
     private final class LazyRows: Sendable {
@@ -225,27 +231,67 @@ public final class YUVKernel: Sendable {
 
         init(_ builder: YUVRowBuilder) { self.builder = builder }
 
+        /// Fills the rows of the frame's (U, V) pairs that are still empty: one pass over the chroma samples
+        /// (a pair equal to the one before it is not looked up again), then the missing rows, over the cores when
+        /// there are many.
         func fill(
             usedBy planes: YUV420Planes, chromaWidth: Int, chromaHeight: Int, _ entries: UnsafeMutablePointer<UInt32>
         ) {
-            var keys: [Int] = []
-            for row in 0..<chromaHeight {
-                for column in 0..<chromaWidth {
-                    let (cb, cr) = (planes.chromaStride * row, planes.crStride * row)
-                    let column = planes.chromaStep * column
-                    keys.append(Int(planes.cr[cr + column]) << 8 | Int(planes.cb[cb + column]))
+            filled.withLock { filled in
+                var missing: [Int] = []
+                filled.withUnsafeMutableBufferPointer { bits in
+                    let step = planes.chromaStep
+                    var last = -1
+                    for row in 0..<chromaHeight {
+                        let cb = planes.cb + planes.chromaStride * row
+                        let cr = planes.cr + planes.crStride * row
+                        for column in 0..<chromaWidth {
+                            let key = Int(cr[column &* step]) << 8 | Int(cb[column &* step])
+                            if key == last { continue }
+                            last = key
+                            let bit = UInt64(1) << (key & 63)
+                            if bits[key >> 6] & bit == 0 {
+                                bits[key >> 6] |= bit
+                                missing.append(key)
+                            }
+                        }
+                    }
                 }
+                fillRows(missing, entries)
             }
-            fill(keys: keys, entries)
         }
 
         func fill(keys: [Int], _ entries: UnsafeMutablePointer<UInt32>) {
             filled.withLock { filled in
-                withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 512) { scratch in
-                    for key in keys where filled[key >> 6] & (1 << (key & 63)) == 0 {
-                        filled[key >> 6] |= 1 << (key & 63)
-                        builder.fillRow(u: key & 255, v: key >> 8, into: entries, scratch: scratch.baseAddress!)
+                var missing: [Int] = []
+                for key in keys where filled[key >> 6] & (1 << (key & 63)) == 0 {
+                    filled[key >> 6] |= 1 << (key & 63)
+                    missing.append(key)
+                }
+                fillRows(missing, entries)
+            }
+        }
+
+        /// Rows `keys` (`v << 8 | u`), in chunks of 64 over the cores when there are more than 64.
+        private func fillRows(_ keys: [Int], _ entries: UnsafeMutablePointer<UInt32>) {
+            let chunk = 64
+            let shared = SendablePointer(entries)
+            let builder = self.builder
+            keys.withUnsafeBufferPointer { keys in
+                nonisolated(unsafe) let keys = keys
+                let work: @Sendable (Int) -> Void = { part in
+                    withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 512) { scratch in
+                        for key in keys[(part * chunk)..<min(keys.count, (part + 1) * chunk)] {
+                            builder.fillRow(
+                                u: key & 255, v: key >> 8, into: shared.pointer, scratch: scratch.baseAddress!)
+                        }
                     }
+                }
+                let parts = (keys.count + chunk - 1) / chunk
+                if parts <= 1 {
+                    if parts == 1 { work(0) }
+                } else {
+                    DispatchQueue.concurrentPerform(iterations: parts, execute: work)
                 }
             }
         }
@@ -254,10 +300,12 @@ public final class YUVKernel: Sendable {
 
 // MARK: - Building
 
-/// Where a (U, V) row's R'G'B' results come from: the RGB kernel's 768-byte per-channel table, or its full table.
+/// Where a (U, V) row's R'G'B' results come from: the RGB kernel's 768-byte per-channel table, its full table, or
+/// the look evaluated entry by entry.
 private enum RGBSource: Sendable {
     case perChannel([UInt8])
     case table(ColourTable)
+    case evaluator(LookEvaluator)
 }
 
 /// Fills one (U, V) row of 256 entries in three batches: Y'CbCr → R'G'B' indices, the RGB look's results for
@@ -316,6 +364,8 @@ private struct YUVRowBuilder: Sendable {
             }
         case .table(let table):
             for k in 0..<count { table.entries(at: indices + 256 * k, into: results + 256 * k) }
+        case .evaluator(let evaluator):
+            for k in 0..<count { evaluator.evaluate(indices + 256 * k, into: results + 256 * k) }
         case .perChannel(let table):
             table.withUnsafeBufferPointer { t in
                 for y in 0..<256 * count {

@@ -45,9 +45,10 @@ final class TableBufferTests: XCTestCase {
         let rgb = try LUTKernel(look: look)
         try TableAllocation.withLimit(1 << 20) {
             assertInternal(try LUTKernel(look: look), "cannot allocate 64 MiB for the look's colour table")
-            // The YUV kernel builds the RGB one first; from a built RGB kernel, its own table is what fails.
+            // The YUV kernel builds no RGB table (it evaluates the look row by row): its own table is what fails,
+            // built from a look or from an RGB kernel.
             assertInternal(
-                try YUVKernel(look: look, colorimetry: .bt709), "cannot allocate 64 MiB for the look's colour table")
+                try YUVKernel(look: look, colorimetry: .bt709), "cannot allocate 64 MiB for the look's Y'CbCr table")
             assertInternal(
                 try YUVKernel(rgb: rgb, colorimetry: .bt709), "cannot allocate 64 MiB for the look's Y'CbCr table")
             // 3 × 65 536 cells of 12 bytes.

@@ -74,6 +74,47 @@ final class YUVKernelTests: XCTestCase {
         }
     }
 
+    /// The table takes memory for the rows frames use only: none before a frame, a few pages for a frame of three
+    /// (U, V) pairs, and the same entries as a kernel filled from the RGB kernel's whole table.
+    func testRowsTakeMemoryOnlyWhenAFrameUsesThem() throws {
+        let look = try Look(creativeLUT: try CubeLUT.load(path: Self.lookPath), intensity: 0.9)
+        let kernel = try YUVKernel(look: look, colorimetry: .bt709)
+        XCTAssertEqual(kernel.tableByteCount, 64 << 20)
+        XCTAssertEqual(kernel.residentTableBytes, 0, "nothing filled before a frame")
+        let (width, height) = (64, 32)
+        var luma = (0..<width * height).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let pairs: [(UInt8, UInt8)] = [(90, 240), (128, 128), (200, 60)]
+        var cb = (0..<(width / 2) * (height / 2)).map { pairs[$0 % 3].0 }
+        var cr = (0..<(width / 2) * (height / 2)).map { pairs[$0 % 3].1 }
+        luma.withUnsafeMutableBufferPointer { y in
+            cb.withUnsafeMutableBufferPointer { u in
+                cr.withUnsafeMutableBufferPointer { v in
+                    kernel.apply(
+                        to: .i420(
+                            luma: y.baseAddress!, lumaStride: width, cb: u.baseAddress!, cr: v.baseAddress!,
+                            chromaStride: width / 2),
+                        width: width, height: height)
+                }
+            }
+        }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        XCTAssertGreaterThan(kernel.residentTableBytes, 0)
+        XCTAssertLessThanOrEqual(kernel.residentTableBytes, 3 * page, "three rows, at most three pages")
+        // Filled on demand from the look, the entries are the ones filled from the RGB kernel's table (release
+        // builds fill that one whole, in rows of floats: up to float rounding, at most one code apart).
+        let fromTable = try YUVKernel(rgb: try LUTKernel(look: look), colorimetry: .bt709)
+        var random = PixelRandom(seed: 7)
+        var same = 0
+        for _ in 0..<2000 {
+            let (y, u, v) = (random.code(), random.code(), random.code())
+            let (a, b) = (kernel.entry(y: y, u: u, v: v), fromTable.entry(y: y, u: u, v: v))
+            let difference = (0..<3).map { abs(Int(a[$0]) - Int(b[$0])) }.max()!
+            XCTAssertLessThanOrEqual(difference, 1, "\(y) \(u) \(v): \(a) against \(b)")
+            if a == b { same += 1 }
+        }
+        XCTAssertGreaterThan(same, 1990)
+    }
+
     /// A look without LUT leaves frames exactly as they are, and holds no table.
     func testIdentityLookHoldsNoTable() throws {
         let kernel = try YUVKernel(look: try Look(), colorimetry: .bt709)
