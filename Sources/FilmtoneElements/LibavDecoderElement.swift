@@ -70,9 +70,22 @@ package final class LibavDecoderState: @unchecked Sendable {
         set { properties.withLock { $0.maxThreads = newValue } }
     }
 
-    /// Pictures copied out, and pictures finished without a copy because they end before the segment.
+    /// Pictures copied out, pictures finished without a copy because they end before the segment, and pictures
+    /// finished without a copy because `discard` said so.
     package let copied = Atomic<Int>(0)
     package let skipped = Atomic<Int>(0)
+    package let discarded = Atomic<Int>(0)
+
+    private let discardRule = Mutex<(@Sendable (UInt64) -> Bool)?>(nil)
+
+    /// Set by ftgst's kept pipelines while they step forward (`EarlyFrameDrop`): asked with each decoded picture's
+    /// start (a buffer time in ns), true when the picture will not be shown, and so is finished without a copy or a buffer
+    /// downstream, as one ending before the segment is. Not asked once the base class may have changed the picture's
+    /// timestamps (`OutputTimestamps.unsure`). nil: every picture goes out.
+    package var discard: (@Sendable (UInt64) -> Bool)? {
+        get { discardRule.withLock { $0 } }
+        set { discardRule.withLock { $0 = newValue } }
+    }
 
     fileprivate func closeContext() {
         if let libav, context != nil { libav.freeContext(&context) }
@@ -553,6 +566,13 @@ package enum LibavDecoderElement {
             // Finished without a buffer: the base class's timestamp bookkeeping runs as for any picture, then it
             // is skipped ("no buffer data means this frame is skipped").
             state.skipped.add(1, ordering: .relaxed)
+            return gst_video_decoder_finish_frame(decoder, frame)
+        }
+        if !state.timestamps.unsure, frame.pointee.pts != ftgst_clock_time_none(), let discard = state.discard,
+            discard(UInt64(frame.pointee.pts))
+        {
+            // A picture a step forward has passed: finished the same way, uncopied.
+            state.discarded.add(1, ordering: .relaxed)
             return gst_video_decoder_finish_frame(decoder, frame)
         }
         let negotiated = negotiate(decoder, state, picture)

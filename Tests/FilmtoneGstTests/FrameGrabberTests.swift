@@ -187,6 +187,40 @@ final class FrameGrabberTests: XCTestCase {
             "anamorphic: the display size, square pixels")
     }
 
+    /// A kept pipeline stepping forward (the engine's scrubbing) has its own decoder finish the pictures it steps over
+    /// without copying them (`LibavDecoderState.discard`): 57 pictures passed from 0.1 to 2.0 s of `longgop.mp4`
+    /// (one GOP, so a step, not a seek) cost at most the two or three copies of the frames it reads, and each frame is
+    /// the one-shot grab's. With B-frames (`bframes.mp4`) the same. One decoder thread: how many pictures have entered
+    /// the decoder when one comes out (what the rule looks at) then depends on the stream alone, not on the threads'
+    /// timing (with two, the counts varied by one between runs; without the rule they are 22 to 30).
+    func testStepsForwardCopyOnlyThePicturesTheyRead() throws {
+        FrameRecipe.decoderThreads = 1
+        defer { FrameRecipe.decoderThreads = nil }
+        for (fixture, times) in [("longgop.mp4", [100, 2000, 3500]), ("bframes.mp4", [200, 1500, 2966])] {
+            let source = try OpenedFrameSource(
+                FrameRequest(
+                    source: .local(path: try TestEnvironment.fixture(fixture)), headers: [], time: .zero,
+                    tolerance: .zero, maxWidth: 4096, maxHeight: 4096, timeoutMilliseconds: 20_000),
+                watching: PictureFormatWatch(), deadline: Deadline(after: 20_000), keeps: true, isCancelled: { false })
+            defer { source.stop() }
+            var copies = 0
+            for ms in times {
+                let frame = try source.frame(
+                    at: .milliseconds(Int64(ms)), tolerance: .zero, deadline: Deadline(after: 20_000),
+                    isCancelled: { false })
+                XCTAssertEqual(frame.decoder, "fth264dec", fixture)
+                let copied = try XCTUnwrap(frame.copiedPictures, fixture)
+                // The frame, the next (its end) and, at the stream's end (2966 ms is `bframes.mp4`'s last frame),
+                // the pictures the decoder drains there: no later picture entered to prove them passed.
+                XCTAssertLessThanOrEqual(copied - copies, 4, "\(fixture) to \(ms) ms: \(copied - copies) copies")
+                copies = copied
+                let alone = try grab(fixture, ms: Int64(ms))
+                XCTAssertEqual(frame.time, alone.time, "\(fixture) at \(ms) ms")
+                XCTAssertTrue(frame.image == alone.image, "\(fixture) at \(ms) ms: not the one-shot grab's frame")
+            }
+        }
+    }
+
     /// With one decoder thread (what `Batch.run` sets for its workers) fth264dec gives the same frames as with one
     /// per processor: B-frames up to the very last frame, far past the only keyframe, a long GOP, Matroska.
     func testOneDecoderThreadGivesTheSameFrames() throws {

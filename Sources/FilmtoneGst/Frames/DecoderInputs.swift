@@ -89,6 +89,9 @@ final class DecoderInputs: Sendable {
     /// The factory name of the video (or image) decoder plugged; nil before one was.
     var decoderName: String? { decoder.withLock { $0.name } }
 
+    /// The own decoder's state when one (`fth264dec`, `fth265dec`) was plugged.
+    var ownDecoder: LibavDecoderState? { decoder.withLock { $0.own } }
+
     /// How many pictures the own decoder copied out (its others ended before the segment and were released uncopied);
     /// nil when another decoder was plugged.
     var ownDecoderCopies: Int? { decoder.withLock { $0.own?.copied.load(ordering: .relaxed) } }
