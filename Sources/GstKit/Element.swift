@@ -88,6 +88,16 @@ package final class Element: @unchecked Sendable {
 
     /// Sets a property through a `GValue` of the property's declared type. Throws `INTERNAL` for a property the
     /// element does not have or a value that does not convert: both are mistakes in ftgst's own recipes.
+    /// Posts a STREAM/CODEC_NOT_FOUND error from this element, as a decoder that cannot take a stream does: for a
+    /// probe that finds the stream cannot be shown (a Dolby Vision profile 5 track). Any thread.
+    package func postCodecNotFound(_ message: String) {
+        let error = g_error_new_literal(
+            gst_stream_error_quark(), gint(GST_STREAM_ERROR_CODEC_NOT_FOUND.rawValue), message)
+        defer { g_error_free(error) }
+        let object = UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstObject.self)
+        _ = gst_element_post_message(pointer, gst_message_new_error(object, error, nil))  // takes the message
+    }
+
     package func setProperty(_ name: String, _ value: PropertyValue) throws {
         guard let spec = ftgst_find_property(pointer, name) else {
             throw FilmtoneError(.internalError, "\(factoryName ?? "element") has no property '\(name)'")

@@ -77,6 +77,43 @@ final class DolbyVisionTests: XCTestCase {
         }
     }
 
+    /// The scanner finds each fixture's record in its bytes fed in small and large pieces (a record split between
+    /// two), and nothing in files without one.
+    func testTheScannerFindsTheRecordInTheBytesADemuxerReads() throws {
+        func scan(_ fixture: String, piece: Int) throws -> DolbyVisionConfiguration? {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try TestEnvironment.fixture(fixture))))
+            var scanner = DolbyVisionScanner()
+            var offset = 0
+            while offset < bytes.count, !scanner.isDone {
+                let end = min(bytes.count, offset + piece)
+                _ = bytes[offset..<end].withUnsafeBytes { scanner.scan($0) }
+                offset = end
+            }
+            return scanner.found
+        }
+        let expected: [(String, Int, Int)] = [
+            ("dovi-p84.mov", 8, 4), ("dovi-p84.mkv", 8, 4), ("dovi-p81.mp4", 8, 1), ("dovi-p5.mp4", 5, 0),
+            ("dovi-p5.mov", 5, 0), ("dovi-p5.mkv", 5, 0),
+        ]
+        for (fixture, profile, compatibility) in expected {
+            for piece in [7, 61, 4096, 1 << 20] {
+                let found = try XCTUnwrap(try scan(fixture, piece: piece), "\(fixture) in pieces of \(piece)")
+                XCTAssertEqual(found.profile, profile, fixture)
+                XCTAssertEqual(found.compatibility, compatibility, fixture)
+            }
+        }
+        for fixture in ["clip.mp4", "hdr-hlg.mp4", "matrix-hevc10.mkv", "matrix-hevc10.mov", "clip.webm", "long.mp4"] {
+            XCTAssertNil(try scan(fixture, piece: 65_536), fixture)
+        }
+        // A box of another size, or a record of another version, is not taken for one.
+        let box: [UInt8] = [0, 0, 0, 33] + Array("dvcC".utf8) + record(profile: 5, level: 6, compatibility: 0) + [0]
+        XCTAssertNil(DolbyVisionScanner.record(in: box))
+        var version3 = [0, 0, 0, 32] + Array("dvcC".utf8) + record(profile: 5, level: 6, compatibility: 0)
+        XCTAssertEqual(DolbyVisionScanner.record(in: version3)?.profile, 5)
+        version3[8] = 3
+        XCTAssertNil(DolbyVisionScanner.record(in: version3))
+    }
+
     // MARK: - Hand-built MP4s
 
     private func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {

@@ -148,6 +148,53 @@ final class DolbyVisionCLITests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: path("p84.png")))
     }
 
+    /// From a URL (a real HTTP server on 127.0.0.1) ftgst does not read the file itself: the record is found in the
+    /// bytes entering the demuxer (`DolbyVisionScanner`), moov first or last, MP4 or Matroska. Profile 5 is refused
+    /// with the same message by the frame commands and `export`; `probe` describes it; 8.4 is shown.
+    func testRemoteSourcesAreJudgedFromTheBytesTheDemuxerReads() throws {
+        let root = folder.appendingPathComponent("served")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        for name in ["dovi-p5.mp4", "dovi-p5.mov", "dovi-p5.mkv", "dovi-p84.mov", "dovi-p84.mkv"] {
+            try FileManager.default.copyItem(
+                atPath: try TestEnvironment.fixture(name), toPath: root.appendingPathComponent(name).path)
+        }
+        let server = try HTTPTestServer(root: root)
+        defer { server.stop() }
+        for name in ["dovi-p5.mp4", "dovi-p5.mov", "dovi-p5.mkv"] {
+            let url = server.url("/media/\(name)")
+            for (what, words) in [
+                ("thumb", ["thumb", url, "-o", path("r.png")]), ("preview", ["preview", url, "-o", path("r.jpg")]),
+                ("export", ["export", url, "-o", path("r.mp4"), "--workspace", path("ws")]),
+            ] {
+                let result = try Run.ftgst(words, timeout: 60)
+                assertFailure(result, code: "UNSUPPORTED_FORMAT", status: 67)
+                XCTAssertTrue(
+                    result.stderr.contains("[UNSUPPORTED_FORMAT] Dolby Vision profile 5 cannot be shown: "),
+                    "\(what) \(name): \(result.stderr)")
+            }
+            for output in ["r.png", "r.jpg", "r.mp4"] {
+                XCTAssertFalse(FileManager.default.fileExists(atPath: path(output)), "\(name): \(output)")
+            }
+            let probe = try Run.ftgst(["probe", url], timeout: 60)
+            XCTAssertEqual(probe.status, 0, "\(name): \(probe.stderr)")
+            let video = try XCTUnwrap(try probe.json()["video"] as? [String: Any])
+            let dolbyVision = try XCTUnwrap(video["dolbyVision"] as? [String: Any], "\(name)")
+            XCTAssertEqual(dolbyVision["profile"] as? Int, 5, name)
+        }
+        // A server that ignores Range: the demuxer reads through the media data to the moov at the end.
+        let unranged = try Run.ftgst(["thumb", server.url("/norange/dovi-p5.mov"), "-o", path("n.png")], timeout: 60)
+        assertFailure(unranged, code: "UNSUPPORTED_FORMAT", status: 67)
+        XCTAssertTrue(unranged.stderr.contains("Dolby Vision profile 5"), unranged.stderr)
+        for name in ["dovi-p84.mov", "dovi-p84.mkv"] {
+            let result = try Run.ftgst(
+                ["thumb", server.url("/media/\(name)"), "--time-ms", "500", "-o", path("\(name).png")], timeout: 60)
+            XCTAssertEqual(result.status, 0, "\(name): \(result.stderr)")
+            let probe = try Run.ftgst(["probe", server.url("/media/\(name)")], timeout: 60)
+            let video = try XCTUnwrap(try probe.json()["video"] as? [String: Any])
+            XCTAssertEqual((video["dolbyVision"] as? [String: Any])?["baseLayer"] as? String, "hlg", name)
+        }
+    }
+
     /// The engine's preview of profile 5 is the same error, with the exit status as its code.
     func testTheEngineRefusesProfile5Previews() throws {
         var environment = ProcessInfo.processInfo.environment

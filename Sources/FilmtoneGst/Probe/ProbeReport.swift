@@ -70,8 +70,9 @@ public struct VideoStreamReport: Equatable, Sendable {
     /// nil when the stream signals no colorimetry.
     public var colorimetry: ColorimetryReport?
     public var hdr: HDRKind
-    /// The Dolby Vision configuration of a local MP4, QuickTime or Matroska file (`DolbyVisionReader`); nil for
-    /// any other stream. `hdr` and `colorimetry` describe its base layer.
+    /// The Dolby Vision configuration of an MP4, QuickTime or Matroska source (`DolbyVisionReader` for a local file,
+    /// `DolbyVisionScanner` for a remote one); nil for any other stream. `hdr` and `colorimetry` describe its base
+    /// layer.
     public var dolbyVision: DolbyVisionConfiguration? = nil
 
     public var json: JSONValue {

@@ -124,7 +124,7 @@ struct Prober {
 
     /// A HEIF image (HEIC, AVIF), which GStreamer cannot read at all, is `UNSUPPORTED_FORMAT`.
     func probe() throws -> ProbeReport {
-        let formats = PictureFormatWatch()
+        let formats = PictureFormatWatch(refusesDolbyVision: false)
         return try formats.refining { try probe(watching: formats) }
     }
 
@@ -203,6 +203,9 @@ struct Prober {
                     + "truncated or not a media file")
         }
         guard report.video != nil else { return report }
-        return ProbeRules.report(report, dolbyVision: DolbyVisionReader.configuration(of: request.source))
+        // A local file's record is read from the file; a remote one's was seen entering the demuxer.
+        let dolbyVision =
+            request.source.isRemote ? formats.dolbyVision : DolbyVisionReader.configuration(of: request.source)
+        return ProbeRules.report(report, dolbyVision: dolbyVision)
     }
 }

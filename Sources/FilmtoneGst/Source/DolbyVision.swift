@@ -80,8 +80,9 @@ public struct DolbyVisionConfiguration: Equatable, Sendable {
 /// Finds the Dolby Vision configuration record of a local file's first video track: the `dvcC`, `dvvC` or `dvwC` box
 /// of its sample entry in an MP4 or QuickTime file, or the `dvcC`/`dvvC` `BlockAdditionMapping` of its track entry in
 /// Matroska or WebM. Reads box and element headers only on the way (a few small reads, wherever `moov` is), then the
-/// sample entry or the `Tracks` element. Other containers (MPEG-TS's descriptor) and remote sources are not read:
-/// they are shown as their decoder shows them. Pure: it reads bytes through `read(offset, count)`.
+/// sample entry or the `Tracks` element. A remote source's record is found by `DolbyVisionScanner` instead; MPEG-TS's
+/// descriptor is not read (such a stream is shown as its decoder shows it). Pure: it reads bytes through
+/// `read(offset, count)`.
 enum DolbyVisionReader {
     typealias Read = (Int64, Int) -> [UInt8]?
 
@@ -265,5 +266,60 @@ enum DolbyVisionReader {
             }
             return nil
         }
+    }
+}
+
+/// Finds a Dolby Vision configuration record in the bytes a demuxer reads, buffer by buffer: for a remote source,
+/// whose file ftgst does not read itself (`PictureFormatWatch` scans what enters qtdemux or matroskademux). It looks
+/// for the record's own framing only: an MP4 box of exactly 32 bytes named `dvcC`, `dvvC` or `dvwC` holding a
+/// version 1 or 2 record, or Matroska's `BlockAddIDType` element holding `dvcC`/`dvvC` with a 24-byte
+/// `BlockAddIDExtraData` within 64 bytes of it. A record split across two buffers is found (the last bytes of one
+/// are kept for the next). Not Sendable: one per pad, called on its streaming thread.
+struct DolbyVisionScanner {
+    /// How many bytes are scanned at most: the headers come first, or right after the one seek a demuxer makes to
+    /// a `moov` at the end of the file.
+    static let limit = 64 << 20
+    private var tail: [UInt8] = []
+    private(set) var scanned = 0
+    private(set) var found: DolbyVisionConfiguration? = nil
+
+    var isDone: Bool { found != nil || scanned >= Self.limit }
+
+    /// Scans one more buffer; the configuration once found.
+    mutating func scan(_ bytes: UnsafeRawBufferPointer) -> DolbyVisionConfiguration? {
+        guard !isDone else { return found }
+        scanned += bytes.count
+        let window = tail + bytes.prefix(Self.limit)
+        found = Self.record(in: window)
+        tail = Array(window.suffix(96))
+        return found
+    }
+
+    /// The first record framed as described above in `bytes`.
+    static func record(in bytes: [UInt8]) -> DolbyVisionConfiguration? {
+        guard bytes.count >= 8 else { return nil }
+        for at in 4..<(bytes.count - 3) where bytes[at] == 0x64 && bytes[at + 1] == 0x76 && bytes[at + 3] == 0x43 {
+            let kind = bytes[at + 2]
+            // An MP4 box: size 32, then the record.
+            if kind == 0x63 || kind == 0x76 || kind == 0x77, bytes[(at - 4)..<at] == [0, 0, 0, 32],
+                at + 4 + 24 <= bytes.count,
+                let record = DolbyVisionConfiguration(record: Array(bytes[(at + 4)..<(at + 28)]))
+            {
+                return record
+            }
+            // Matroska: BlockAddIDType (0x41E7, size 4) holding dvcC/dvvC, its ExtraData (0x41ED, size 24) nearby.
+            if kind == 0x63 || kind == 0x76, at >= 3, bytes[(at - 3)..<at] == [0x41, 0xE7, 0x84] {
+                let near = max(0, at - 64)..<min(bytes.count, at + 64)
+                for start in near
+                where start + 3 + 24 <= bytes.count
+                    && bytes[start] == 0x41 && bytes[start + 1] == 0xED && bytes[start + 2] == 0x98
+                {
+                    if let record = DolbyVisionConfiguration(record: Array(bytes[(start + 3)..<(start + 27)])) {
+                        return record
+                    }
+                }
+            }
+        }
+        return nil
     }
 }

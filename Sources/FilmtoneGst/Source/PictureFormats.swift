@@ -61,8 +61,19 @@ enum PictureFormats {
 /// with wrong colours is not given to it at all (its buffers are dropped), so the job ends without a frame and
 /// fails, and never shows the wrong picture. A driver runs its job inside `refining`, which
 /// turns a `DECODE_FAILED` into `UNSUPPORTED_FORMAT` with the reason when the watch saw one.
+///
+/// It also scans what a remote source gives `qtdemux` or `matroskademux` (pushed buffers: a local file is read by
+/// `DolbyVisionReader` before any pipeline) for a Dolby Vision configuration record (`DolbyVisionScanner`). One
+/// that cannot be shown (profile 5) is refused at once, `refusesDolbyVision`: the demuxer gets nothing more, a
+/// CODEC_NOT_FOUND error is posted from it, and `refining` throws the record's own refusal, whatever the job threw.
 final class PictureFormatWatch: Sendable {
+    /// Whether an unshowable Dolby Vision stream stops the job (false for `probe`, which describes it).
+    let refusesDolbyVision: Bool
+
+    init(refusesDolbyVision: Bool = true) { self.refusesDolbyVision = refusesDolbyVision }
+
     private struct Seen {
+        var dolbyVision: DolbyVisionConfiguration?
         var container: CapsStructure?
         var jpegColorspace: String?
         var animatedWebP = false
@@ -112,11 +123,30 @@ final class PictureFormatWatch: Sendable {
                     }
                     return refused ? .drop : .pass
                 }
+            case "qtdemux", "matroskademux":
+                guard let pad = element.staticPad("sink") else { return }
+                let scanner = Mutex(DolbyVisionScanner())
+                pad.onData { [self, weak element] item in
+                    guard case .buffer(let buffer) = item else { return .pass }
+                    let (found, fresh) = scanner.withLock { scanner -> (DolbyVisionConfiguration?, Bool) in
+                        if scanner.isDone { return (scanner.found, false) }
+                        let found = buffer.withBytes { scanner.scan($0) } ?? nil
+                        return (found, found != nil)
+                    }
+                    guard let found else { return .pass }
+                    if fresh { seen.withLock { $0.dolbyVision = found } }
+                    guard refusesDolbyVision, let refusal = found.refusal else { return .pass }
+                    if fresh { element?.postCodecNotFound(refusal.message) }
+                    return .drop
+                }
             default:
                 break
             }
         }
     }
+
+    /// The Dolby Vision configuration found in a remote source's headers, if any.
+    var dolbyVision: DolbyVisionConfiguration? { seen.withLock { $0.dolbyVision } }
 
     /// The type finder's caps, when it ran (a local MP4 or Matroska file is opened without it).
     var container: CapsStructure? { seen.withLock { $0.container } }
@@ -137,10 +167,13 @@ final class PictureFormatWatch: Sendable {
     func refining<R>(_ body: () throws -> R) throws -> R {
         do {
             let result = try body()
+            if refusesDolbyVision, let refusal = dolbyVision?.refusal { throw refusal }
             if seen.withLock({ $0.deepRGBPNG }), let reason = unsupportedReason {
                 throw FilmtoneError(.unsupportedFormat, reason)
             }
             return result
+        } catch let error as FilmtoneError where refusesDolbyVision && dolbyVision?.refusal != nil {
+            throw dolbyVision?.refusal ?? error
         } catch let error as FilmtoneError where error.code == .decodeFailed {
             guard let reason = unsupportedReason else { throw error }
             throw FilmtoneError(.unsupportedFormat, reason, cause: error.cause)

@@ -64,7 +64,7 @@ export interface VideoStreamInfo {
     chromaFormat: string | null;
     colorimetry: Colorimetry | null;
     hdr: "none" | "pq" | "hlg";
-    /** A local MP4/QuickTime/Matroska file's Dolby Vision configuration; null for any other stream. */
+    /** An MP4/QuickTime/Matroska source's Dolby Vision configuration; null for any other stream. */
     dolbyVision: DolbyVision | null;
 }
 
