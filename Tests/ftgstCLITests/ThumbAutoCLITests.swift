@@ -56,6 +56,30 @@ final class ThumbAutoCLITests: XCTestCase {
         XCTAssertEqual(explicit["cached"] as? Bool, false, "auto's entry is keyed apart from any time")
     }
 
+    /// One `--time auto` picture seeks to its first sample's keyframe before the first preroll where the file's
+    /// demuxer allows (no second decode of that keyframe): the picture, the time and the frame count are those of
+    /// the type-finding path's (`FTGST_NO_KNOWN_DEMUXER=1`, which prerolls on the first frame, then seeks).
+    func testTheFirstSampleIsSoughtBeforeThePrerollWithTheSamePicture() throws {
+        for fixture in [
+            "dull-start.mp4", "clip.mp4", "clip.mkv", "bframes.mp4", "black-start.mp4", "longgop.mp4", "numbered.mp4",
+            "hdr-hlg.mp4", "rotated.mp4", "matrix-frag.mp4",
+        ] {
+            let clip = try TestEnvironment.fixture(fixture)
+            let dir = try TestEnvironment.temporaryDirectory(self)
+            var outputs: [(json: [String: Any], bytes: Data)] = []
+            for plain in [false, true] {
+                let result = try Run.ftgst(
+                    ["thumb", clip, "--time", "auto", "-o", dir.appendingPathComponent("\(plain).png").path],
+                    environment: plain ? ["FTGST_NO_KNOWN_DEMUXER": "1"] : [:])
+                let json = try line(result)
+                outputs.append((json, try Data(contentsOf: dir.appendingPathComponent("\(plain).png"))))
+            }
+            XCTAssertEqual(outputs[0].json["timeMs"] as? Int, outputs[1].json["timeMs"] as? Int, fixture)
+            XCTAssertEqual(outputs[0].json["frame"] as? Int, outputs[1].json["frame"] as? Int, fixture)
+            XCTAssertTrue(outputs[0].bytes == outputs[1].bytes, "\(fixture): not the plain path's picture")
+        }
+    }
+
     /// A clip whose every frame is flat (`numbered.mp4`) still gets a picture: the busiest of its samples (the first
     /// third's, then the rest's), here its keyframe at 2 s. A normal clip shows its first keyframe; a photo shows
     /// itself.

@@ -201,13 +201,10 @@ public enum DesktopThumbnailer {
         // Where the file's demuxer allows, the first sample's keyframe is sought before the first preroll: the first
         // keyframe is not decoded to preroll only to be decoded again when the sample's seek leads back to it.
         let seeksFirst = FramePipeline.seeksBeforePreroll(request.source)
-        let firstSample: @Sendable (ClockTime?) -> ClockTime = { duration in
-            .milliseconds(FrameInterest.sampleTimes(durationMilliseconds: duration?.milliseconds)[0])
-        }
         let (frame, duration) = try formats.refining {
             let source = try OpenedFrameSource(
                 request, watching: formats, deadline: deadline, keeps: !seeksFirst,
-                firstKeyframe: seeksFirst ? firstSample : nil, isCancelled: isCancelled)
+                firstKeyframe: seeksFirst ? FrameInterest.firstSample : nil, isCancelled: isCancelled)
             defer { source.stop() }
             return (try ThumbnailSet.pickFrame(source, deadline, isCancelled).frame, source.durationMilliseconds)
         }

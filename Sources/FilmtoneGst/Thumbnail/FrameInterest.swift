@@ -1,4 +1,5 @@
 import FilmtoneCore
+import GstKit
 import ImageCodecs
 
 /// `ftgst thumb --time auto` (issue 13, item 6): a frame worth showing, picked as totem's and GNOME's thumbnailers
@@ -14,6 +15,13 @@ public enum FrameInterest {
     public static let brightMean = 231.0
     /// Luma standard deviation below which a picture is flat (a colour card, a blank title).
     public static let flatDeviation = 12.0
+
+    /// The first sample's time (`sampleTimes(…)[0]`) for a duration the demuxer gives: what a pipeline that seeks
+    /// before its first preroll (`OpenedFrameSource`'s `firstKeyframe`) seeks to, for `--time auto` and the desktop
+    /// thumbnailer.
+    static let firstSample: @Sendable (ClockTime?) -> ClockTime = { duration in
+        .milliseconds(sampleTimes(durationMilliseconds: duration?.milliseconds)[0])
+    }
 
     /// The times to sample, ascending: the middles of `sampleCount` equal parts of the first third of the
     /// duration, so never the very first frame (often black) and, in a long film, nothing from the end credits;

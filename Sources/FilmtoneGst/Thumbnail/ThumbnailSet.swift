@@ -183,8 +183,15 @@ public enum ThumbnailSet {
                     }
                     return out
                 }
+                // One `--time auto` picture: where the file's demuxer allows, the first sample's keyframe is sought
+                // before the first preroll, as the desktop thumbnailer does, so the first keyframe is not decoded to
+                // preroll and again for that sample.
+                let seeksFirst =
+                    misses.count == 1 && times.count == 1 && times[misses[0]] == .auto
+                    && FramePipeline.seeksBeforePreroll(first.frame.source)
                 let source = try OpenedFrameSource(
-                    first.frame, watching: formats, deadline: deadline, keeps: true, isCancelled: isCancelled)
+                    first.frame, watching: formats, deadline: deadline, keeps: !seeksFirst,
+                    firstKeyframe: seeksFirst ? FrameInterest.firstSample : nil, isCancelled: isCancelled)
                 opens = 1
                 defer { source.stop() }
                 let fractions = misses.contains { if case .fraction = times[$0] { true } else { false } }
