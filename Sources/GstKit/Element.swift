@@ -90,12 +90,20 @@ package final class Element: @unchecked Sendable {
     /// element does not have or a value that does not convert: both are mistakes in ftgst's own recipes.
     /// Posts a STREAM/CODEC_NOT_FOUND error from this element, as a decoder that cannot take a stream does: for a
     /// probe that finds the stream cannot be shown (a Dolby Vision profile 5 track). Any thread.
-    package func postCodecNotFound(_ message: String) {
-        let error = g_error_new_literal(
-            gst_stream_error_quark(), gint(GST_STREAM_ERROR_CODEC_NOT_FOUND.rawValue), message)
-        defer { g_error_free(error) }
-        let object = UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstObject.self)
-        _ = gst_element_post_message(pointer, gst_message_new_error(object, error, nil))  // takes the message
+    package func postCodecNotFound(_ message: String) { codecNotFoundPoster(message) }
+
+    /// `postCodecNotFound` as a closure that does not keep this wrapper or the element alive: for a probe on one of
+    /// the element's pads (which the element outlives).
+    package var codecNotFoundPoster: @Sendable (String) -> Void {
+        let address = UInt(bitPattern: pointer)
+        return { message in
+            guard let element = UnsafeMutablePointer<GstElement>(bitPattern: address) else { return }
+            let error = g_error_new_literal(
+                gst_stream_error_quark(), gint(GST_STREAM_ERROR_CODEC_NOT_FOUND.rawValue), message)
+            defer { g_error_free(error) }
+            let object = UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstObject.self)
+            _ = gst_element_post_message(element, gst_message_new_error(object, error, nil))  // takes the message
+        }
     }
 
     package func setProperty(_ name: String, _ value: PropertyValue) throws {

@@ -154,7 +154,7 @@ final class DolbyVisionCLITests: XCTestCase {
     func testRemoteSourcesAreJudgedFromTheBytesTheDemuxerReads() throws {
         let root = folder.appendingPathComponent("served")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        for name in ["dovi-p5.mp4", "dovi-p5.mov", "dovi-p5.mkv", "dovi-p84.mov", "dovi-p84.mkv"] {
+        for name in ["dovi-p5.mp4", "dovi-p5.mov", "dovi-p5.mkv", "dovi-p84.mov", "dovi-p84.mkv", "dovi-p5-long.mp4"] {
             try FileManager.default.copyItem(
                 atPath: try TestEnvironment.fixture(name), toPath: root.appendingPathComponent(name).path)
         }
@@ -181,6 +181,13 @@ final class DolbyVisionCLITests: XCTestCase {
             let dolbyVision = try XCTUnwrap(video["dolbyVision"] as? [String: Any], "\(name)")
             XCTAssertEqual(dolbyVision["profile"] as? Int, 5, name)
         }
+        // Refused as soon as the record arrives, not when the file has: served slowly (its first 64 KiB at once,
+        // then 16 KiB/s: 40 s for the 0.7 MB file), the job must end with the refusal well within its 8 s deadline
+        // (waiting for the file would end it as REMOTE_FETCH_FAILED, timed out).
+        let slow = try Run.ftgst(
+            ["thumb", server.url("/slow/dovi-p5-long.mp4"), "--timeout-ms", "8000", "-o", path("s.png")], timeout: 60)
+        assertFailure(slow, code: "UNSUPPORTED_FORMAT", status: 67)
+        XCTAssertTrue(slow.stderr.contains("Dolby Vision profile 5"), slow.stderr)
         // A server that ignores Range: the demuxer reads through the media data to the moov at the end.
         let unranged = try Run.ftgst(["thumb", server.url("/norange/dovi-p5.mov"), "-o", path("n.png")], timeout: 60)
         assertFailure(unranged, code: "UNSUPPORTED_FORMAT", status: 67)

@@ -285,6 +285,9 @@ struct DolbyVisionScanner {
 
     var isDone: Bool { found != nil || scanned >= Self.limit }
 
+    /// Scans nothing more.
+    mutating func stop() { scanned = Self.limit }
+
     /// Scans one more buffer; the configuration once found.
     mutating func scan(_ bytes: UnsafeRawBufferPointer) -> DolbyVisionConfiguration? {
         guard !isDone else { return found }

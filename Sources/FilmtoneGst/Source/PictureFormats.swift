@@ -126,17 +126,24 @@ final class PictureFormatWatch: Sendable {
             case "qtdemux", "matroskademux":
                 guard let pad = element.staticPad("sink") else { return }
                 let scanner = Mutex(DolbyVisionScanner())
-                pad.onData { [self, weak element] item in
+                let isPulling = pad.pullingCheck
+                let postRefusal = element.codecNotFoundPoster
+                pad.onData { [self] item in
                     guard case .buffer(let buffer) = item else { return .pass }
                     let (found, fresh) = scanner.withLock { scanner -> (DolbyVisionConfiguration?, Bool) in
                         if scanner.isDone { return (scanner.found, false) }
+                        // A demuxer pulling reads a local file, whose record `DolbyVisionReader` read before.
+                        if isPulling() {
+                            scanner.stop()
+                            return (nil, false)
+                        }
                         let found = buffer.withBytes { scanner.scan($0) } ?? nil
                         return (found, found != nil)
                     }
                     guard let found else { return .pass }
                     if fresh { seen.withLock { $0.dolbyVision = found } }
                     guard refusesDolbyVision, let refusal = found.refusal else { return .pass }
-                    if fresh { element?.postCodecNotFound(refusal.message) }
+                    if fresh { postRefusal(refusal.message) }
                     return .drop
                 }
             default:
