@@ -7,6 +7,14 @@ import XCTest
 
 /// The driver in-process, on generated media.
 final class FrameGrabberTests: XCTestCase {
+    /// The exact frame at `ms`, fitted into `box`.
+    private func grab(_ fixture: String, _ ms: Int64, box: (Int, Int)) throws -> GrabbedFrame {
+        let request = FrameRequest(
+            source: .local(path: try TestEnvironment.fixture(fixture)), headers: [], time: .milliseconds(ms),
+            tolerance: .zero, maxWidth: box.0, maxHeight: box.1, timeoutMilliseconds: 20_000)
+        return try FrameGrabber(request: request, isCancelled: { false }).grab()
+    }
+
     private func grab(_ fixture: String, ms: Int64, tolerance: Int64 = 0) throws -> GrabbedFrame {
         let request = FrameRequest(
             source: .local(path: try TestEnvironment.fixture(fixture)), headers: [], time: .milliseconds(ms),
@@ -148,12 +156,6 @@ final class FrameGrabberTests: XCTestCase {
     /// rounding — turned by a display matrix (90° and 270°), 10-bit HLG and PQ tone-mapped, 8-bit SD, non-square
     /// boxes. Smaller pictures are never prescaled.
     func testPrescaledPicturesAreThePlainPaths() throws {
-        func grab(_ fixture: String, _ ms: Int64, box: (Int, Int)) throws -> GrabbedFrame {
-            let request = FrameRequest(
-                source: .local(path: try TestEnvironment.fixture(fixture)), headers: [], time: .milliseconds(ms),
-                tolerance: .zero, maxWidth: box.0, maxHeight: box.1, timeoutMilliseconds: 20_000)
-            return try FrameGrabber(request: request, isCancelled: { false }).grab()
-        }
         let cases: [(String, Int64, (Int, Int), (Int, Int))] = [
             ("bars360-rot90.mp4", 100, (160, 160), (90, 160)), ("bars480-rot270.mp4", 100, (120, 160), (107, 160)),
             ("hdr-hlg.mp4", 600, (160, 160), (160, 90)), ("hdr-pq4000.mp4", 600, (160, 120), (160, 90)),
@@ -239,12 +241,6 @@ final class FrameGrabberTests: XCTestCase {
     /// the pictures are the same with one thread and with four (more bands than this machine has cores), at 8 and 16
     /// bits (the tone-mapped RGB), prescaled and not, turned and not.
     func testScalersGiveTheSameLinesWithOneThreadOrMany() throws {
-        func grab(_ fixture: String, _ ms: Int64, box: (Int, Int)) throws -> GrabbedFrame {
-            let request = FrameRequest(
-                source: .local(path: try TestEnvironment.fixture(fixture)), headers: [], time: .milliseconds(ms),
-                tolerance: .zero, maxWidth: box.0, maxHeight: box.1, timeoutMilliseconds: 20_000)
-            return try FrameGrabber(request: request, isCancelled: { false }).grab()
-        }
         defer { FrameRecipe.decoderThreads = nil }
         let cases: [(String, Int64, (Int, Int))] = [
             ("clip.mp4", 1000, (200, 200)), ("bars360-rot90.mp4", 100, (160, 160)), ("hdr-hlg.mp4", 600, (160, 160)),
