@@ -88,12 +88,10 @@ package final class Element: @unchecked Sendable {
 
     /// Sets a property through a `GValue` of the property's declared type. Throws `INTERNAL` for a property the
     /// element does not have or a value that does not convert: both are mistakes in ftgst's own recipes.
-    /// Posts a STREAM/CODEC_NOT_FOUND error from this element, as a decoder that cannot take a stream does: for a
-    /// probe that finds the stream cannot be shown (a Dolby Vision profile 5 track). Any thread.
-    package func postCodecNotFound(_ message: String) { codecNotFoundPoster(message) }
-
-    /// `postCodecNotFound` as a closure that does not keep this wrapper or the element alive: for a probe on one of
-    /// the element's pads (which the element outlives).
+    /// Posts a STREAM/CODEC_NOT_FOUND error with the given message from this element, as a decoder that cannot take a
+    /// stream does: for a probe on one of the element's pads that finds the stream cannot be shown (a Dolby Vision
+    /// profile 5 track). A closure that does not keep this wrapper or the element alive (the element outlives the
+    /// probes on its pads). Any thread.
     package var codecNotFoundPoster: @Sendable (String) -> Void {
         let address = UInt(bitPattern: pointer)
         return { message in

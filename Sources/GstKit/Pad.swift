@@ -16,12 +16,9 @@ package final class Pad: @unchecked Sendable {
         gst_object_unref(pointer)
     }
 
-    /// Whether the pad is activated in pull mode (a demuxer reading a local file through `filesrc`), rather than
-    /// being pushed to: its buffers are then the reads its element asked for.
-    package var isPulling: Bool { pointer.pointee.mode == GST_PAD_MODE_PULL }
-
-    /// `isPulling` as a check that does not keep this wrapper or the pad alive: for a probe on the pad itself (the
-    /// pad outlives its probes; a wrapper captured there would keep the pad forever).
+    /// Whether the pad is activated in pull mode (a demuxer reading a local file through `filesrc`) rather than
+    /// being pushed to: its buffers are then the reads its element asked for. A check that does not keep this wrapper
+    /// or the pad alive, for a probe on the pad itself (a wrapper captured there would keep the pad forever).
     package var pullingCheck: @Sendable () -> Bool {
         let address = UInt(bitPattern: pointer)
         return { UnsafeMutablePointer<GstPad>(bitPattern: address)?.pointee.mode == GST_PAD_MODE_PULL }

@@ -155,6 +155,9 @@ final class PictureFormatWatch: Sendable {
     /// The Dolby Vision configuration found in a remote source's headers, if any.
     var dolbyVision: DolbyVisionConfiguration? { seen.withLock { $0.dolbyVision } }
 
+    /// The job's error when it found a Dolby Vision stream it must not show.
+    private var dolbyVisionRefusal: FilmtoneError? { refusesDolbyVision ? dolbyVision?.refusal : nil }
+
     /// The type finder's caps, when it ran (a local MP4 or Matroska file is opened without it).
     var container: CapsStructure? { seen.withLock { $0.container } }
 
@@ -174,14 +177,14 @@ final class PictureFormatWatch: Sendable {
     func refining<R>(_ body: () throws -> R) throws -> R {
         do {
             let result = try body()
-            if refusesDolbyVision, let refusal = dolbyVision?.refusal { throw refusal }
+            if let refusal = dolbyVisionRefusal { throw refusal }
             if seen.withLock({ $0.deepRGBPNG }), let reason = unsupportedReason {
                 throw FilmtoneError(.unsupportedFormat, reason)
             }
             return result
-        } catch let error as FilmtoneError where refusesDolbyVision && dolbyVision?.refusal != nil {
-            throw dolbyVision?.refusal ?? error
-        } catch let error as FilmtoneError where error.code == .decodeFailed {
+        } catch let error as FilmtoneError {
+            if let refusal = dolbyVisionRefusal { throw refusal }
+            guard error.code == .decodeFailed else { throw error }
             guard let reason = unsupportedReason else { throw error }
             throw FilmtoneError(.unsupportedFormat, reason, cause: error.cause)
         }

@@ -186,9 +186,7 @@ public enum ThumbnailSet {
                 // One `--time auto` picture: where the file's demuxer allows, the first sample's keyframe is sought
                 // before the first preroll, as the desktop thumbnailer does, so the first keyframe is not decoded to
                 // preroll and again for that sample.
-                let seeksFirst =
-                    misses.count == 1 && times.count == 1 && times[misses[0]] == .auto
-                    && FramePipeline.seeksBeforePreroll(first.frame.source)
+                let seeksFirst = times == [.auto] && FramePipeline.seeksBeforePreroll(first.frame.source)
                 let source = try OpenedFrameSource(
                     first.frame, watching: formats, deadline: deadline, keeps: !seeksFirst,
                     firstKeyframe: seeksFirst ? FrameInterest.firstSample : nil, isCancelled: isCancelled)
