@@ -345,30 +345,22 @@ private struct YUVRowBuilder: Sendable {
         self.toRGB = toRGB
     }
 
-    /// Rows (u, v) for `v` in `vs` filled together: for one Y, consecutive V rows look up R'G'B' values a couple
-    /// of red codes apart in the same blue plane, often in the same cache line, so the full RGB table is read
-    /// Y-major across the group (measured: the build is bound by those loads, one cache miss each in row order).
-    package static let rowGroup = 8
-
-    /// Rows (u, v) of `entries` for every `v` in `vs`; `scratch` holds `512 · vs.count` words.
-    package func fillRows(
-        u: Int, vs: Range<Int>, into entries: UnsafeMutablePointer<UInt32>, scratch: UnsafeMutablePointer<UInt32>
+    /// Row (u, v) of `entries`; `scratch` holds 512 words.
+    package func fillRow(
+        u: Int, v: Int, into entries: UnsafeMutablePointer<UInt32>, scratch: UnsafeMutablePointer<UInt32>
     ) {
-        let count = vs.count
-        let (indices, results) = (scratch, scratch + 256 * count)
-        for (k, v) in vs.enumerated() { rgbIndices(u: u, v: v, into: indices + 256 * k) }
+        let (indices, results) = (scratch, scratch + 256)
+        rgbIndices(u: u, v: v, into: indices)
         switch source {
         case .table(let table) where table.isFilled:
-            for y in 0..<256 {
-                for k in 0..<count { results[256 * k + y] = table.entries[Int(indices[256 * k + y])] }
-            }
+            for y in 0..<256 { results[y] = table.entries[Int(indices[y])] }
         case .table(let table):
-            for k in 0..<count { table.entries(at: indices + 256 * k, into: results + 256 * k) }
+            table.entries(at: indices, into: results)
         case .evaluator(let evaluator):
-            for k in 0..<count { evaluator.evaluate(indices + 256 * k, into: results + 256 * k) }
+            evaluator.evaluate(indices, into: results)
         case .perChannel(let table):
             table.withUnsafeBufferPointer { t in
-                for y in 0..<256 * count {
+                for y in 0..<256 {
                     let index = indices[y]
                     results[y] =
                         UInt32(t[Int(index & 255)]) | UInt32(t[256 + Int(index >> 8 & 255)]) << 8
@@ -376,14 +368,7 @@ private struct YUVRowBuilder: Sendable {
                 }
             }
         }
-        for (k, v) in vs.enumerated() { convertBack(results + 256 * k, into: entries + (v << 16 | u << 8)) }
-    }
-
-    /// Row (u, v) of `entries`; `scratch` holds 512 words.
-    package func fillRow(
-        u: Int, v: Int, into entries: UnsafeMutablePointer<UInt32>, scratch: UnsafeMutablePointer<UInt32>
-    ) {
-        fillRows(u: u, vs: v..<v + 1, into: entries, scratch: scratch)
+        convertBack(results, into: entries + (v << 16 | u << 8))
     }
 
     /// The R'G'B' table indices of row (u, v): 256 words.
