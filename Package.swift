@@ -4,8 +4,8 @@
 // The targets are the layers (docs/ARCHITECTURE.md#layers); each depends only on those below it:
 //
 //   ftgst (CLI) ─┬► FilmtoneGst (features, the public API)
-//                │    ├─► FilmtoneElements (ftlut, fttrim, fth264dec, the plugin) ─┬► GstKit ─► CGst
-//                │    │                                                             └► CLibav (dlopen)
+//                │    ├─► FilmtoneElements (ftlut, fttrim, fth264dec, ftx264enc, the plugin) ─┬► GstKit ─► CGst
+//                │    │                                                                        └► CLibav (dlopen)
 //                │    ├─► ImageCodecs ─► CImageCodecs
 //                │    ├─► FilmtoneLooks (pure Swift) ─► FilmtoneCore (pure Swift)
 //                │    └─► DBusKit (the session bus: portals, notifications) ─► CGio

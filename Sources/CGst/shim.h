@@ -36,7 +36,8 @@ static inline GParamSpec *ftgst_find_property(gpointer obj, const gchar *name) {
 /// G_PARAM_SPEC_VALUE_TYPE: a macro reading a property's declared type.
 static inline GType ftgst_param_value_type(GParamSpec *spec) { return G_PARAM_SPEC_VALUE_TYPE(spec); }
 
-/// GST_ELEMENT_CLASS / G_OBJECT_CLASS / GST_BASE_TRANSFORM_CLASS / GST_VIDEO_FILTER_CLASS on a class pointer: the
+/// GST_ELEMENT_CLASS / G_OBJECT_CLASS / GST_BASE_TRANSFORM_CLASS / GST_VIDEO_FILTER_CLASS / GST_VIDEO_DECODER_CLASS /
+/// GST_VIDEO_ENCODER_CLASS on a class pointer: the
 /// class structs nest (each starts with its parent), so these are plain casts of the same pointer.
 static inline GObjectClass *ftgst_object_class(gpointer klass) { return G_OBJECT_CLASS(klass); }
 static inline GstElementClass *ftgst_element_class(gpointer klass) { return GST_ELEMENT_CLASS(klass); }
@@ -45,6 +46,7 @@ static inline GstBaseTransformClass *ftgst_base_transform_class(gpointer klass) 
 }
 static inline GstVideoFilterClass *ftgst_video_filter_class(gpointer klass) { return GST_VIDEO_FILTER_CLASS(klass); }
 static inline GstVideoDecoderClass *ftgst_video_decoder_class(gpointer klass) { return GST_VIDEO_DECODER_CLASS(klass); }
+static inline GstVideoEncoderClass *ftgst_video_encoder_class(gpointer klass) { return GST_VIDEO_ENCODER_CLASS(klass); }
 
 /// GST_VIDEO_FRAME_FORMAT / GST_VIDEO_FRAME_PLANE_DATA / GST_VIDEO_FRAME_PLANE_STRIDE: macros over nested fields.
 static inline GstVideoFormat ftgst_video_frame_format(GstVideoFrame *frame) { return GST_VIDEO_FRAME_FORMAT(frame); }

@@ -1,6 +1,7 @@
-// libavcodec's types and constants for ftgst's own decoder elements (`fth264dec`, `fth265dec`). Nothing here is linked:
-// the functions are looked up with dlsym in the library whose major version these headers describe, so the
-// structures Swift reads match the library it runs. Shims exist only for macros Swift cannot import.
+// libavcodec's types and constants for ftgst's own decoder and encoder elements (`fth264dec`, `fth265dec`,
+// `ftx264enc`). Nothing here is linked: the functions are looked up with dlsym in the library whose major version
+// these headers describe, so the structures Swift reads match the library it runs. Shims exist only for macros Swift
+// cannot import.
 #ifndef FTGST_CLIBAV_SHIM_H
 #define FTGST_CLIBAV_SHIM_H
 

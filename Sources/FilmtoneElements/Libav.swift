@@ -159,7 +159,7 @@ package struct Libav: @unchecked Sendable {
     }
 
     /// dlsym lookups that remember the names not found.
-    private final class SymbolTable {
+    final class SymbolTable {
         var missing: [String] = []
 
         func function<F>(_ handle: UnsafeMutableRawPointer, _ name: String) -> F? {
@@ -199,7 +199,7 @@ package struct Libav: @unchecked Sendable {
         self.mallocz = mallocz
     }
 
-    private static func dlErrorText() -> String {
+    static func dlErrorText() -> String {
         dlerror().map { String(cString: $0) } ?? "unknown error"
     }
 }

@@ -3,7 +3,7 @@ import FilmtoneCore
 import GstKit
 
 /// The `filmtone` plugin: ftgst's own elements, `ftlut` (LUTFilterElement), `fttrim` (TrimElement), `fth264dec` and
-/// `fth265dec` (LibavDecoderElement). The loadable
+/// `fth265dec` (LibavDecoderElement), `ftx264enc` (X264EncoderElement). The loadable
 /// `libgstfilmtone.so` is built from this module alone; inside ftgst the same elements are registered statically.
 package enum FilmtonePlugin {
     /// Starts GStreamer (GstRuntime) and makes ftgst's elements available to every pipeline of this process, once.
@@ -15,7 +15,7 @@ package enum FilmtonePlugin {
 
     private static let registered: Void = registerStatically()
 
-    /// Makes `ftlut`, `fttrim`, `fth264dec` and `fth265dec` available inside this process without a plugin file
+    /// Makes `ftlut`, `fttrim`, `fth264dec`, `fth265dec` and `ftx264enc` available inside this process without a plugin file
     /// (`gst_plugin_register_static`). Registered even when GStreamer's registry already knows them from an
     /// installed `libgstfilmtone.so` (the .deb's, or an older one): the features registered here replace the
     /// registry's, so this process uses its own elements and never loads the file (which carries a second copy of
@@ -37,7 +37,7 @@ package enum FilmtonePlugin {
     /// The `plugin_init` of the `filmtone` plugin, static or loaded from libgstfilmtone.so.
     package static let pluginInit: @convention(c) (OpaquePointer?) -> gboolean = { plugin in
         LUTFilterElement.register(in: plugin) && TrimElement.register(in: plugin)
-            && LibavDecoderElement.register(in: plugin) ? 1 : 0
+            && LibavDecoderElement.register(in: plugin) && X264EncoderElement.register(in: plugin) ? 1 : 0
     }
 
 }

@@ -336,4 +336,75 @@ final class PluginTests: XCTestCase {
         }
         XCTAssertEqual(try gst("gst-launch-1.0", ["-q"] + launch).status, 0, "the default library")
     }
+
+    /// ftx264enc gives ffmpeg's libx264 stream byte for byte with the same settings (`-preset veryfast -crf 20 -g
+    /// 250`): B-frames and a GOP longer than the clip, non-square pixels, SD colours stated by the stream and a
+    /// centred chroma siting, none stated, 1080p. Then the same encode muxed by mp4mux has ffmpeg's packet times and
+    /// keyframe flags (B-frames' decoding times before 0).
+    func testX264EncoderGivesFfmpegsLibx264StreamByteForByte() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("ftgst-x264-\(UUID())")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let settings = ["speed-preset=veryfast", "crf=20", "key-int-max=250"]
+        let ffmpegSettings = ["-an", "-c:v", "libx264", "-preset", "veryfast", "-crf", "20", "-g", "250"]
+        for fixture in ["matrix-h264-bframes.mp4", "anamorphic.mp4", "clip.mp4", "bars480.mp4", "longgop.mp4"] {
+            let clip = try TestEnvironment.fixture(fixture)
+            let own = scratch.appendingPathComponent("own.h264").path
+            let reference = scratch.appendingPathComponent("ffmpeg.h264").path
+            let encoded = try gst(
+                "gst-launch-1.0",
+                [
+                    "-q", "filesrc", "location=\(clip)", "!", "qtdemux", "!", "h264parse", "!", "avdec_h264", "!",
+                    "ftx264enc",
+                ]
+                    + settings + ["!", "filesink", "location=\(own)"])
+            XCTAssertEqual(encoded.status, 0, "\(fixture): \(encoded.stderr)")
+            let ffmpeg = try Run.tool(
+                "ffmpeg", ["-v", "error", "-y", "-i", clip] + ffmpegSettings + ["-f", "h264", reference])
+            XCTAssertEqual(ffmpeg.status, 0, ffmpeg.stderr)
+            let ownBytes = try Data(contentsOf: URL(fileURLWithPath: own))
+            XCTAssertGreaterThan(ownBytes.count, 1000, fixture)
+            XCTAssertTrue(
+                ownBytes == (try Data(contentsOf: URL(fileURLWithPath: reference))), "\(fixture): not ffmpeg's stream")
+        }
+        let clip = try TestEnvironment.fixture("matrix-h264-bframes.mp4")
+        let own = scratch.appendingPathComponent("own.mp4").path
+        let reference = scratch.appendingPathComponent("ffmpeg.mp4").path
+        let muxed = try gst(
+            "gst-launch-1.0",
+            [
+                "-q", "filesrc", "location=\(clip)", "!", "qtdemux", "!", "h264parse", "!", "avdec_h264", "!",
+                "ftx264enc",
+            ]
+                + settings + ["!", "h264parse", "!", "mp4mux", "!", "filesink", "location=\(own)"])
+        XCTAssertEqual(muxed.status, 0, muxed.stderr)
+        XCTAssertEqual(
+            try Run.tool("ffmpeg", ["-v", "error", "-y", "-i", clip] + ffmpegSettings + [reference]).status, 0)
+        func packets(_ path: String) throws -> [String] {
+            try Run.tool(
+                "ffprobe",
+                [
+                    "-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,dts_time,flags", "-of",
+                    "csv", path,
+                ]
+            ).stdout.split(separator: "\n").map(String.init)
+        }
+        let ownPackets = try packets(own)
+        XCTAssertGreaterThan(ownPackets.count, 10)
+        XCTAssertTrue(ownPackets.first?.contains("-") ?? false, "no decoding time before 0: \(ownPackets.prefix(3))")
+        XCTAssertEqual(ownPackets, try packets(reference))
+    }
+
+    /// Settings x264 refuses, and pictures it cannot take, fail the pipeline with the reason (checked in process
+    /// in `X264EncoderElementTests`); here the element documents itself.
+    func testX264EncoderDocumentsItsSettings() throws {
+        let inspect = try gst("gst-inspect-1.0", ["ftx264enc"])
+        XCTAssertEqual(inspect.status, 0, inspect.stderr)
+        for text in [
+            "Codec/Encoder/Video", "libx264", "speed-preset", "crf", "key-int-max", "threads", "tune", "I420",
+            "byte-stream", "constrained-baseline",
+        ] {
+            XCTAssertTrue(inspect.stdout.contains(text), "gst-inspect-1.0 ftx264enc lacks \(text)")
+        }
+    }
 }
