@@ -30,6 +30,12 @@ package enum FilmtonePlugin {
             d.version, d.license, d.source, d.package, d.origin)
     }
 
+    /// The factory names of the plugin's elements.
+    package static var factoryNames: [String] {
+        [LUTFilterElement.factoryName, TrimElement.factoryName, X264EncoderElement.factoryName]
+            + LibavDecoderElement.codecs.map(\.factoryName)
+    }
+
     /// The plugin's origin URL as gst-inspect shows it. The project has no public URL; this is the text
     /// GStreamer's own build uses when a package has no origin (meson's `GST_PACKAGE_ORIGIN` default).
     package static let origin = "Unknown package origin"

@@ -149,7 +149,7 @@ final class ExportCLITests: XCTestCase {
         // Sidecar: request, preset, pipeline, the LUT's SHA-256 (checked with sha256sum), both probes, versions.
         let sidecar = try jsonObject(looked + ".ftgst.json")
         XCTAssertEqual((sidecar["preset"] as? [String: Any])?["name"] as? String, "h264-mp4")
-        XCTAssertTrue((sidecar["pipeline"] as? String ?? "").contains("x264enc"))
+        XCTAssertTrue((sidecar["pipeline"] as? String ?? "").contains("ftx264enc"))
         let luts = try XCTUnwrap(sidecar["luts"] as? [[String: Any]])
         let sum = try Run.tool("sha256sum", [lut]).stdout.split(separator: " ").first.map(String.init)
         XCTAssertEqual(luts.first?["sha256"] as? String, sum)

@@ -32,15 +32,14 @@ extension ExportPresets {
             even-size: yes
             depth: 8
             audio: aac
-            # x264enc's pass=qual is x264's CRF, but x264enc also puts a VBV on it (maxrate = `bitrate`, 2048 kbit/s by
-            # default), which starves 1080p (28 dB where CRF 20 gives 46 dB) and costs ~20 % CPU in row-level rate control
-            # even when lifted: vbv-buf-capacity=0 turns the VBV off, as libx264 -crf 20 has none. key-int-max=250 is
-            # x264's own default GOP (x264enc's is 300).
+            # ftx264enc is x264 through libavcodec's libx264, with ffmpeg's settings: this line gives `ffmpeg -c:v libx264
+            # -preset veryfast -crf 20 -g 250`'s stream, and each picture is released once x264 has copied it (x264enc keeps
+            # ~15 more pictures alive: docs/ARCHITECTURE.md, "ftx264enc"). key-int-max=250 is x264's own default GOP.
             pipeline:
             {source}
             src. ! video/x-raw ! {trim} ! queue ! videoconvert ! videoflip video-direction=auto ! videoscale ! {size}
               ! videoconvert ! {look} ! videoconvert ! video/x-raw,format=I420
-              ! x264enc pass=qual quantizer=20 vbv-buf-capacity=0 key-int-max=250 speed-preset=veryfast ! video/x-h264,profile=high ! h264parse ! queue ! mux.
+              ! ftx264enc speed-preset=veryfast crf=20 key-int-max=250 ! video/x-h264,profile=high ! h264parse ! queue ! mux.
             {audio}
             mp4mux name=mux ! {output}
 

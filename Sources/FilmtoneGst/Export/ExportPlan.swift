@@ -339,10 +339,10 @@ struct ExportPlan: Equatable {
         return (["headers"] + fields).joined(separator: ", ") + ";"
     }
 
-    /// Whether the pipeline uses an element of ftgst's own plugin (`ftlut`, `fttrim`): then `--dry-run` and the
-    /// sidecar's command need the plugin folder in `GST_PLUGIN_PATH`.
+    /// Whether the pipeline uses an element of ftgst's own plugin (`ftlut`, `fttrim`, `ftx264enc`, …): then
+    /// `--dry-run` and the sidecar's command need the plugin folder in `GST_PLUGIN_PATH`.
     static func needsPlugin(_ words: [String]) -> Bool {
-        words.contains(LUTFilterElement.factoryName) || words.contains(TrimElement.factoryName)
+        words.contains { FilmtonePlugin.factoryNames.contains($0) }
     }
 
     private static func lookWords(_ look: LookSettings) -> [String] {
