@@ -106,15 +106,18 @@ public struct YUV420Planes {
 
 /// Applies a `Look` to 8-bit 4:2:0 frames (I420, NV12) in place, without converting them to RGB and back.
 ///
-/// **Table.** Entry `y | u << 8 | v << 16` holds `y' | u' << 8 | v' << 16`: the pixel converted to R'G'B' exactly as
-/// a conversion to packed RGB would (the colorimetry's matrix, rounded to nearest code, clamped), looked up in the
-/// look (each entry evaluated alone, `LookEvaluator`, the same arithmetic as the RGB kernel's table up to float
-/// rounding), converted back, rounded and clamped. 2²⁴ entries, 4 bytes each: **64 MiB of address space**.
+/// **Table.** A row is the 256 Y' entries of one (U, V) pair; entry `y` of the pair's row holds `y' | u' << 8 |
+/// v' << 16`: the pixel converted to R'G'B' exactly as a conversion to packed RGB would (the colorimetry's matrix,
+/// rounded to nearest code, clamped), looked up in the look (each entry evaluated alone, `LookEvaluator`, the same
+/// arithmetic as the RGB kernel's table up to float rounding), converted back, rounded and clamped. Room for all
+/// 2¹⁶ rows, 4 bytes an entry: **64 MiB of address space**.
 ///
-/// **Rows on demand.** A row is the 256 Y' entries of one (U, V) pair. Before each frame, one pass over its chroma
-/// samples finds the pairs whose rows are still empty, and those rows are filled (over the cores when there are
-/// many): memory is taken only for the 4 KiB pages of the rows frames use (the table is advised against huge
-/// pages, four rows a page), and there is no R'G'B' table at all. Before, release builds built the whole R'G'B' table and then the
+/// **Rows on demand, packed.** Before each frame, one pass over its chroma samples finds the pairs whose rows are
+/// still empty, and those rows are filled (over the cores when there are many) in the next free places of the
+/// table, in the order frames first use them; a 256 KiB index gives each pair's row. Memory is taken only for the
+/// rows frames use, four to a 4 KiB page (the table is advised against huge pages), and there is no R'G'B' table at
+/// all. The pairs a video uses are scattered over the (U, V) plane: placed at `u << 8 | v << 16`, `clip1080`'s
+/// 4520 rows touched 2159 pages (8.4 MiB) where packed they take 4.4 MiB. Before, release builds built the whole R'G'B' table and then the
 /// whole Y'CbCr one (≈ 155 ms, 128 MiB at once, 64 MiB held: an export's peak was that much above ffmpeg's, issue
 /// 30); a video's colours use a fraction of the rows (docs/PERFORMANCE.md, "Where an export's memory goes").
 ///
@@ -192,9 +195,9 @@ public final class YUVKernel: Sendable {
 
     /// The table's entry for one input (tests and benchmarks; its row is filled first).
     package func entry(y: Int, u: Int, v: Int) -> SIMD3<UInt8> {
-        guard let entries else { return SIMD3(UInt8(y), UInt8(u), UInt8(v)) }
-        lazyRows?.fill(keys: [v << 8 | u], entries)
-        let packed = entries[y | u << 8 | v << 16]
+        guard let entries, let lazyRows else { return SIMD3(UInt8(y), UInt8(u), UInt8(v)) }
+        lazyRows.fill(keys: [v << 8 | u], entries)
+        let packed = entries[Int(lazyRows.rowStarts[v << 8 | u]) | y]
         return SIMD3(
             UInt8(truncatingIfNeeded: packed), UInt8(truncatingIfNeeded: packed >> 8),
             UInt8(truncatingIfNeeded: packed >> 16))
@@ -212,8 +215,10 @@ public final class YUVKernel: Sendable {
             chromaHeight <= 1
                 || min(planes.chromaStride, planes.crStride) >= (chromaWidth - 1) * planes.chromaStep + 1,
             "chroma stride shorter than a row")
-        if let lazyRows { lazyRows.fill(usedBy: planes, chromaWidth: chromaWidth, chromaHeight: chromaHeight, entries) }
-        let frame = YUVBlocks(planes: planes, width: width, height: height, entries: entries)
+        guard let lazyRows else { return }
+        lazyRows.fill(usedBy: planes, chromaWidth: chromaWidth, chromaHeight: chromaHeight, entries)
+        let frame = YUVBlocks(
+            planes: planes, width: width, height: height, entries: entries, rowStarts: lazyRows.rowStarts)
         let interleaved = planes.chromaStep != 1
         LUTKernel.forEachBand(height: chromaHeight, pixels: width * height) { rows in
             if interleaved { frame.map(rows: rows, step: 2) } else { frame.map(rows: rows, step: 1) }
@@ -222,14 +227,27 @@ public final class YUVKernel: Sendable {
 
     // MARK: - Rows on demand
 
-    /// The (U, V) rows filled so far, one bit each (`v << 8 | u`), and what fills the others.
-    private final class LazyRows: Sendable {
+    /// The (U, V) rows filled so far, one bit each (`v << 8 | u`), where each is in the table, and what fills the
+    /// others.
+    ///
+    /// Unchecked Sendable: `rowStarts` is written under `filled`'s lock, each pair's entry once, before the frame
+    /// that needs it reads it (that frame's `fill` took the lock after the write); other frames read only the entries
+    /// of their own pairs, also written before.
+    private final class LazyRows: @unchecked Sendable {
         let builder: YUVRowBuilder
         /// Held while rows are written, so two frames on two threads never fill the same row at once, and a frame
-        /// finds its rows complete.
-        let filled = Mutex([UInt64](repeating: 0, count: 1024))
+        /// finds its rows complete. `next`: the first free row of the table.
+        let filled = Mutex((bits: [UInt64](repeating: 0, count: 1024), next: 0))
+        /// Where pair `v << 8 | u`'s row starts in the table (an entry index: the row's place × 256); 0 until filled.
+        let rowStarts: UnsafeMutablePointer<UInt32>
 
-        init(_ builder: YUVRowBuilder) { self.builder = builder }
+        init(_ builder: YUVRowBuilder) {
+            self.builder = builder
+            rowStarts = .allocate(capacity: 1 << 16)
+            rowStarts.initialize(repeating: 0, count: 1 << 16)
+        }
+
+        deinit { rowStarts.deallocate() }
 
         /// Fills the rows of the frame's (U, V) pairs that are still empty: one pass over the chroma samples
         /// (a pair equal to the one before it is not looked up again), then the missing rows, over the cores when
@@ -239,7 +257,7 @@ public final class YUVKernel: Sendable {
         ) {
             filled.withLock { filled in
                 var missing: [Int] = []
-                filled.withUnsafeMutableBufferPointer { bits in
+                filled.bits.withUnsafeMutableBufferPointer { bits in
                     let step = planes.chromaStep
                     var last = -1
                     for row in 0..<chromaHeight {
@@ -257,25 +275,31 @@ public final class YUVKernel: Sendable {
                         }
                     }
                 }
-                fillRows(missing, entries)
+                fillRows(missing, entries, next: &filled.next)
             }
         }
 
         func fill(keys: [Int], _ entries: UnsafeMutablePointer<UInt32>) {
             filled.withLock { filled in
                 var missing: [Int] = []
-                for key in keys where filled[key >> 6] & (1 << (key & 63)) == 0 {
-                    filled[key >> 6] |= 1 << (key & 63)
+                for key in keys where filled.bits[key >> 6] & (1 << (key & 63)) == 0 {
+                    filled.bits[key >> 6] |= 1 << (key & 63)
                     missing.append(key)
                 }
-                fillRows(missing, entries)
+                fillRows(missing, entries, next: &filled.next)
             }
         }
 
-        /// Rows `keys` (`v << 8 | u`), in chunks of 64 over the cores when there are more than 64.
-        private func fillRows(_ keys: [Int], _ entries: UnsafeMutablePointer<UInt32>) {
+        /// Rows `keys` (`v << 8 | u`), placed from row `next` on, in chunks of 64 over the cores when there are
+        /// more than 64.
+        private func fillRows(_ keys: [Int], _ entries: UnsafeMutablePointer<UInt32>, next: inout Int) {
+            for key in keys {
+                rowStarts[key] = UInt32(next << 8)
+                next += 1
+            }
             let chunk = 64
             let shared = SendablePointer(entries)
+            let starts = SendablePointer(rowStarts)
             let builder = self.builder
             keys.withUnsafeBufferPointer { keys in
                 nonisolated(unsafe) let keys = keys
@@ -283,7 +307,8 @@ public final class YUVKernel: Sendable {
                     withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 512) { scratch in
                         for key in keys[(part * chunk)..<min(keys.count, (part + 1) * chunk)] {
                             builder.fillRow(
-                                u: key & 255, v: key >> 8, into: shared.pointer, scratch: scratch.baseAddress!)
+                                u: key & 255, v: key >> 8, into: shared.pointer + Int(starts.pointer[key]),
+                                scratch: scratch.baseAddress!)
                         }
                     }
                 }
@@ -345,9 +370,9 @@ private struct YUVRowBuilder: Sendable {
         self.toRGB = toRGB
     }
 
-    /// Row (u, v) of `entries`; `scratch` holds 512 words.
+    /// Row (u, v), 256 entries at `row`; `scratch` holds 512 words.
     package func fillRow(
-        u: Int, v: Int, into entries: UnsafeMutablePointer<UInt32>, scratch: UnsafeMutablePointer<UInt32>
+        u: Int, v: Int, into row: UnsafeMutablePointer<UInt32>, scratch: UnsafeMutablePointer<UInt32>
     ) {
         let (indices, results) = (scratch, scratch + 256)
         rgbIndices(u: u, v: v, into: indices)
@@ -368,7 +393,7 @@ private struct YUVRowBuilder: Sendable {
                 }
             }
         }
-        convertBack(results, into: entries + (v << 16 | u << 8))
+        convertBack(results, into: row)
     }
 
     /// The R'G'B' table indices of row (u, v): 256 words.
@@ -425,6 +450,8 @@ private struct YUVBlocks: @unchecked Sendable {
     package let width: Int
     package let height: Int
     package let entries: UnsafeMutablePointer<UInt32>
+    /// Where each (U, V) pair's row starts in `entries` (`LazyRows.rowStarts`: every pair of the frame is filled).
+    package let rowStarts: UnsafeMutablePointer<UInt32>
 
     /// Chroma rows `rows`: the luma row pairs under them. `step` is the chroma step, passed as a constant so each
     /// layout gets its own loop.
@@ -440,7 +467,7 @@ private struct YUVBlocks: @unchecked Sendable {
             let cr = planes.cr + planes.crStride * row
             if hasBottom {
                 for column in 0..<pairs {
-                    let base = Int(cb[column &* step]) << 8 | Int(cr[column &* step]) << 16
+                    let base = Int(rowStarts[Int(cr[column &* step]) << 8 | Int(cb[column &* step])])
                     let x = column &* 2
                     let a = entries[base | Int(top[x])]
                     let b = entries[base | Int(top[x &+ 1])]
@@ -457,7 +484,7 @@ private struct YUVBlocks: @unchecked Sendable {
                 }
             } else {
                 for column in 0..<pairs {
-                    let base = Int(cb[column &* step]) << 8 | Int(cr[column &* step]) << 16
+                    let base = Int(rowStarts[Int(cr[column &* step]) << 8 | Int(cb[column &* step])])
                     let x = column &* 2
                     let a = entries[base | Int(top[x])]
                     let b = entries[base | Int(top[x &+ 1])]
@@ -470,7 +497,7 @@ private struct YUVBlocks: @unchecked Sendable {
             if oddColumn {
                 // The last block of the row: one column, one or two pixels.
                 let column = pairs
-                let base = Int(cb[column * step]) << 8 | Int(cr[column * step]) << 16
+                let base = Int(rowStarts[Int(cr[column * step]) << 8 | Int(cb[column * step])])
                 let x = column * 2
                 let a = entries[base | Int(top[x])]
                 top[x] = UInt8(truncatingIfNeeded: a)
