@@ -106,10 +106,12 @@ package struct VideoCapsInfo: Sendable, Equatable {
 }
 
 extension Caps {
-    /// For `video/x-h264` caps: `stream-format` and the `codec_data` bytes (copied out of the GstBuffer).
-    package var h264Fields: (streamFormat: String?, codecData: [UInt8]?)? {
+    /// For `video/x-h264` and `video/x-h265` caps: the media type, `stream-format` and the `codec_data` bytes (copied
+    /// out of the GstBuffer).
+    package var parsedVideoFields: (mediaType: String, streamFormat: String?, codecData: [UInt8]?)? {
         guard gst_caps_get_size(pointer) > 0, let structure = gst_caps_get_structure(pointer, 0),
-            GLib.borrowString(gst_structure_get_name(structure)) == "video/x-h264"
+            let mediaType = GLib.borrowString(gst_structure_get_name(structure)),
+            mediaType == "video/x-h264" || mediaType == "video/x-h265"
         else { return nil }
         let format = GLib.borrowString(gst_structure_get_string(structure, "stream-format"))
         var codecData: [UInt8]? = nil
@@ -118,6 +120,6 @@ extension Caps {
             let buffer = boxed.assumingMemoryBound(to: GstBuffer.self)
             codecData = BufferView(pointer: buffer).withBytes { Array($0.bindMemory(to: UInt8.self)) }
         }
-        return (format, codecData)
+        return (mediaType, format, codecData)
     }
 }

@@ -37,6 +37,22 @@ final class FrameGrabberTests: XCTestCase {
         XCTAssertEqual(decodedAll.image, skipped.image, "skipping must not change a single pixel")
     }
 
+    /// HEVC likewise: x265's default output (B-frames, open GOPs with RASL pictures, one temporal sub-layer) has
+    /// TRAIL_N and RASL_N pictures nobody refers to. MP4, QuickTime and Matroska; 8 and 10 bits.
+    func testUnreferencedHEVCPicturesAreSkippedAndTheFrameIsIdentical() throws {
+        for fixture in ["matrix-hevc8.mp4", "matrix-hevc10.mov", "matrix-hevc10.mkv"] {
+            unsetenv("FTGST_NO_REFERENCE_SKIP")
+            let skipped = try grab(fixture, ms: 1150)
+            XCTAssertGreaterThan(skipped.skippedPictures, 0, fixture)
+            setenv("FTGST_NO_REFERENCE_SKIP", "1", 1)
+            defer { unsetenv("FTGST_NO_REFERENCE_SKIP") }
+            let decodedAll = try grab(fixture, ms: 1150)
+            XCTAssertEqual(decodedAll.skippedPictures, 0, fixture)
+            XCTAssertEqual(decodedAll.time, skipped.time, fixture)
+            XCTAssertEqual(decodedAll.image, skipped.image, "\(fixture): skipping must not change a single pixel")
+        }
+    }
+
     /// A server that ignores Range: the grabber reads forward and hands over the very frame an accurate seek in the
     /// local file gives, pixel for pixel, with the same time.
     func testReadingForwardGivesTheFrameAnAccurateSeekGives() throws {

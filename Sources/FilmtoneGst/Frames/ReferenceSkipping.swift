@@ -70,15 +70,93 @@ enum H264AccessUnit {
     }
 }
 
-/// Drops H.264 pictures that are both unreferenced and wholly before the segment start (an accurate seek's
+/// HEVC access units as the decoder receives them from `h265parse` (one picture per buffer), in `hvc1`/`hev1`
+/// framing (NAL units prefixed by their length, the size from `codec_data`).
+enum HEVCAccessUnit {
+    /// What the rule needs from the stream's `hvcC` (`codec_data`): the NAL length size and the highest temporal
+    /// sub-layer. nil when either cannot be known: not an hvcC record of version 1, or `numTemporalLayers` 0
+    /// ("unknown"); a byte-stream has no record.
+    struct Layout: Equatable {
+        var lengthSize: Int
+        /// `numTemporalLayers - 1`: no picture refers to an unreferenced picture of this sub-layer.
+        var highestTemporalID: Int
+    }
+
+    static func layout(streamFormat: String?, codecData: [UInt8]?) -> Layout? {
+        guard streamFormat == "hvc1" || streamFormat == "hev1", let codecData, codecData.count >= 23,
+            codecData[0] == 1
+        else { return nil }
+        // Byte 21: constantFrameRate (2 bits), numTemporalLayers (3), temporalIdNested (1), lengthSizeMinusOne (2).
+        let layers = Int(codecData[21] >> 3 & 0x07)
+        guard layers > 0 else { return nil }
+        return Layout(lengthSize: Int(codecData[21] & 0x03) + 1, highestTemporalID: layers - 1)
+    }
+
+    /// True when the access unit holds coded slices and every one is of a sub-layer non-reference type (TRAIL_N,
+    /// TSA_N, STSA_N, RADL_N, RASL_N, the reserved even types below 16) in the base layer and the stream's highest
+    /// temporal sub-layer: such a picture is used by no later picture of its sub-layer, and no higher one exists,
+    /// so no picture refers to it; HEVC's POC derivation follows only pictures that are none of these. A decoder
+    /// that skips it decodes every other picture identically (ffmpeg's `skip_frame=nonref` skips these types in
+    /// every sub-layer). False when in doubt: a malformed unit, no slice, any other slice, another layer (MV-HEVC's
+    /// second view) or sub-layer.
+    static func isNonReference(_ bytes: UnsafeRawBufferPointer, layout: Layout) -> Bool {
+        var sawSlice = false
+        var offset = 0
+        let lengthSize = layout.lengthSize
+        while offset + lengthSize < bytes.count {
+            var length = 0
+            for i in 0..<lengthSize { length = length << 8 | Int(bytes[offset + i]) }
+            let start = offset + lengthSize
+            guard length >= 2, start + length <= bytes.count else { return false }  // malformed: keep it
+            let (first, second) = (bytes[start], bytes[start + 1])
+            let type = Int(first >> 1 & 0x3F)
+            if type < 32 {  // a coded slice segment
+                let layer = Int(first & 0x01) << 5 | Int(second >> 3)
+                let temporalID = Int(second & 0x07) - 1
+                guard type < 16, type % 2 == 0, layer == 0, temporalID == layout.highestTemporalID else {
+                    return false
+                }
+                sawSlice = true
+            }
+            offset = start + length
+        }
+        return sawSlice && offset == bytes.count
+    }
+}
+
+/// Drops H.264 and HEVC pictures that are both unreferenced and wholly before the segment start (an accurate seek's
 /// target) on their way into the decoder: the work an exact seek wastes on pictures nobody will see or use.
 /// ffmpeg's decoder offers the same for whole streams as `skip_frame=nonref`; here it is limited to pictures
 /// that cannot matter, so the frame returned is bit-identical.
 final class ReferenceSkipper: Sendable {
+    /// How the stream's access units are judged.
+    enum Rule: Equatable {
+        case h264(H264AccessUnit.Framing)
+        case hevc(HEVCAccessUnit.Layout)
+
+        /// The rule for the decoder's input caps; nil (nothing skipped) for other codecs or unknown framing.
+        static func of(mediaType: String, streamFormat: String?, codecData: [UInt8]?) -> Rule? {
+            switch mediaType {
+            case "video/x-h264":
+                H264AccessUnit.framing(streamFormat: streamFormat, codecData: codecData).map(Rule.h264)
+            case "video/x-h265":
+                HEVCAccessUnit.layout(streamFormat: streamFormat, codecData: codecData).map(Rule.hevc)
+            default: nil
+            }
+        }
+
+        func isNonReference(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            switch self {
+            case .h264(let framing): H264AccessUnit.isNonReference(bytes, framing: framing)
+            case .hevc(let layout): HEVCAccessUnit.isNonReference(bytes, layout: layout)
+            }
+        }
+    }
+
     /// What the probe has seen of the stream, written and read on the decoder's streaming thread, read by the
     /// grabber at the end.
     private struct State {
-        var framing: H264AccessUnit.Framing?
+        var rule: Rule?
         var segmentStart = ClockTime.zero
         /// A kept pipeline's forward step target (buffer time; `aim(at:)`): pictures wholly before it are never
         /// shown either, though no seek set a segment there.
@@ -119,19 +197,20 @@ final class ReferenceSkipper: Sendable {
     private func decide(_ item: PadItem) -> PadDecision {
         switch item {
         case .caps(let caps):
-            let fields = caps.h264Fields
-            let framing = fields.map { H264AccessUnit.framing(streamFormat: $0.streamFormat, codecData: $0.codecData) }
-            state.withLock { $0.framing = framing ?? nil }
+            let rule = caps.parsedVideoFields.flatMap {
+                Rule.of(mediaType: $0.mediaType, streamFormat: $0.streamFormat, codecData: $0.codecData)
+            }
+            state.withLock { $0.rule = rule }
         case .segment(let start, _, let rate):
             state.withLock {
                 $0.segmentStart = start
                 $0.forward = rate > 0
             }
         case .buffer(let buffer):
-            let (framing, start, stepTarget, forward) = state.withLock {
-                ($0.framing, $0.segmentStart, $0.stepTarget, $0.forward)
+            let (rule, start, stepTarget, forward) = state.withLock {
+                ($0.rule, $0.segmentStart, $0.stepTarget, $0.forward)
             }
-            guard let framing, forward else { return .pass }
+            guard let rule, forward else { return .pass }
             let beforeSegment =
                 start > .zero
                 && H264AccessUnit.endsBeforeSegment(
@@ -144,7 +223,7 @@ final class ReferenceSkipper: Sendable {
                 return inputs.steppedOver(pts: pts, target: stepTarget)
             }
             guard beforeSegment || passedInStep(),
-                buffer.withBytes({ H264AccessUnit.isNonReference($0, framing: framing) }) == true
+                buffer.withBytes({ rule.isNonReference($0) }) == true
             else { return .pass }
             state.withLock { $0.skipped += 1 }
             return .drop
