@@ -13,6 +13,7 @@ import Synchronization
 package struct Libav: @unchecked Sendable {
     // @unchecked: C function pointers, immutable once loaded.
     typealias FindDecoder = @convention(c) (AVCodecID) -> UnsafePointer<AVCodec>?
+    typealias FindDecoderByName = @convention(c) (UnsafePointer<CChar>?) -> UnsafePointer<AVCodec>?
     typealias AllocContext = @convention(c) (UnsafePointer<AVCodec>?) -> UnsafeMutablePointer<AVCodecContext>?
     typealias Open =
         @convention(c) (
@@ -34,6 +35,7 @@ package struct Libav: @unchecked Sendable {
     typealias Mallocz = @convention(c) (Int) -> UnsafeMutableRawPointer?
 
     let findDecoder: FindDecoder
+    let findDecoderByName: FindDecoderByName
     let allocContext: AllocContext
     let open: Open
     let freeContext: FreeContext
@@ -130,6 +132,7 @@ package struct Libav: @unchecked Sendable {
         // Every lookup is made before any is checked, so that the error names all that are missing.
         let api = Libav(
             findDecoder: table.function(codec, "avcodec_find_decoder"),
+            findDecoderByName: table.function(codec, "avcodec_find_decoder_by_name"),
             allocContext: table.function(codec, "avcodec_alloc_context3"),
             open: table.function(codec, "avcodec_open2"),
             freeContext: table.function(codec, "avcodec_free_context"),
@@ -173,16 +176,19 @@ package struct Libav: @unchecked Sendable {
 
     /// All or nothing: nil when any function is missing.
     private init?(
-        findDecoder: FindDecoder?, allocContext: AllocContext?, open: Open?, freeContext: FreeContext?,
+        findDecoder: FindDecoder?, findDecoderByName: FindDecoderByName?, allocContext: AllocContext?, open: Open?,
+        freeContext: FreeContext?,
         sendPacket: SendPacket?, receiveFrame: ReceiveFrame?, flushBuffers: ContextCall?, packetAlloc: PacketAlloc?,
         packetFree: PacketFree?, newPacket: NewPacket?, packetUnref: PacketCall?, frameAlloc: FrameAlloc?,
         frameFree: FrameFree?, frameUnref: FrameCall?, mallocz: Mallocz?
     ) {
-        guard let findDecoder, let allocContext, let open, let freeContext, let sendPacket, let receiveFrame,
+        guard let findDecoder, let findDecoderByName, let allocContext, let open, let freeContext, let sendPacket,
+            let receiveFrame,
             let flushBuffers, let packetAlloc, let packetFree, let newPacket, let packetUnref, let frameAlloc,
             let frameFree, let frameUnref, let mallocz
         else { return nil }
         self.findDecoder = findDecoder
+        self.findDecoderByName = findDecoderByName
         self.allocContext = allocContext
         self.open = open
         self.freeContext = freeContext

@@ -153,7 +153,7 @@ private enum LibavDecoderPropertyID: guint {
     case maxThreads
 }
 
-/// Registration of the own decoders' element types (`fth264dec`, `fth265dec`).
+/// Registration of the own decoders' element types (`fth264dec`, `fth265dec`, `ftav1dec`).
 package enum LibavDecoderElement {
     /// One codec an own decoder takes: its element's names, its caps and libavcodec's decoder for it.
     package struct Codec: Sendable, Equatable {
@@ -163,14 +163,42 @@ package enum LibavDecoderElement {
         package let name: String
         /// libavcodec's `AVCodecID`.
         let codecID: UInt32
+        /// libavcodec's decoder by name, when it is not the first for `codecID` (AV1's first is a hardware-only one).
+        let decoderName: String?
         package let mediaType: String
         /// The profiles whose pictures are 8- or 10-bit 4:2:0 or 8-bit 4:0:0 (the parsers always name the profile).
         package let profiles: [String]
         package let streamFormats: [String]
+        /// One buffer a picture: `au` (an access unit) or `tu` (AV1's temporal unit).
+        package let alignment: String
+        /// When the profiles also allow other chroma formats: the `chroma-format` values taken (the parser states it).
+        package let chromaFormats: [String]?
+        /// Whether colours the stream leaves unspecified are left to GStreamer's default for the picture size, as
+        /// the decoder it stands in for does (av1dec), rather than stated as unknown (avdec).
+        let leavesUnspecifiedColoursToDefaults: Bool
+
+        init(
+            factoryName: String, typeName: String, name: String, codecID: UInt32, decoderName: String? = nil,
+            mediaType: String, profiles: [String], streamFormats: [String], alignment: String = "au",
+            chromaFormats: [String]? = nil, leavesUnspecifiedColoursToDefaults: Bool = false
+        ) {
+            self.factoryName = factoryName
+            self.typeName = typeName
+            self.name = name
+            self.codecID = codecID
+            self.decoderName = decoderName
+            self.mediaType = mediaType
+            self.profiles = profiles
+            self.streamFormats = streamFormats
+            self.alignment = alignment
+            self.chromaFormats = chromaFormats
+            self.leavesUnspecifiedColoursToDefaults = leavesUnspecifiedColoursToDefaults
+        }
 
         package var sinkCaps: String {
-            "\(mediaType), stream-format=(string){ \(streamFormats.joined(separator: ", ")) }, alignment=(string)au, "
-                + "profile=(string){ \(profiles.joined(separator: ", ")) }"
+            "\(mediaType), stream-format=(string){ \(streamFormats.joined(separator: ", ")) }, "
+                + "alignment=(string)\(alignment), profile=(string){ \(profiles.joined(separator: ", ")) }"
+                + (chromaFormats.map { ", chroma-format=(string){ \($0.joined(separator: ", ")) }" } ?? "")
         }
 
         /// Whether caps with this first structure are ones this element decodes as well as avdec: its template and
@@ -178,8 +206,11 @@ package enum LibavDecoderElement {
         package func accepts(_ caps: CapsStructure) -> Bool {
             guard caps.name == mediaType, let profile = caps.string("profile"), profiles.contains(profile),
                 let format = caps.string("stream-format"), streamFormats.contains(format),
-                caps.string("alignment") == "au"
+                caps.string("alignment") == alignment
             else { return false }
+            if let chromaFormats {
+                guard let chroma = caps.string("chroma-format"), chromaFormats.contains(chroma) else { return false }
+            }
             return LibavDecoderElement.isProgressive(
                 interlaceMode: caps.string("interlace-mode"), pictureStructure: caps.string("coded-picture-structure"))
         }
@@ -202,7 +233,14 @@ package enum LibavDecoderElement {
         profiles: ["main", "main-10", "main-still-picture", "main-intra", "main-10-intra"],
         streamFormats: ["hvc1", "hev1", "byte-stream"])
 
-    package static let codecs = [h264, h265]
+    /// AV1 Main, 8- and 10-bit 4:2:0, as av1parse names it, through libavcodec's wrapper of dav1d (VideoLAN's
+    /// decoder, ≈ 2× libaom's `av1dec` speed; AV1 decoding is exact, so both give the same pictures).
+    package static let av1 = Codec(
+        factoryName: "ftav1dec", typeName: "GstFtAv1Dec", name: "AV1", codecID: AV_CODEC_ID_AV1.rawValue,
+        decoderName: "libdav1d", mediaType: "video/x-av1", profiles: ["main"], streamFormats: ["obu-stream"],
+        alignment: "tu", chromaFormats: ["4:2:0"], leavesUnspecifiedColoursToDefaults: true)
+
+    package static let codecs = [h264, h265, av1]
 
     /// libavcodec's frame threads per decoder; 0: one per processor.
     package static let threadsProperty = "max-threads"
@@ -391,7 +429,10 @@ package enum LibavDecoderElement {
                 if let old = state.input { gst_video_codec_state_unref(old) }
                 state.input = gst_video_codec_state_ref(codecState)
 
-                guard let codec = libav.findDecoder(AVCodecID(rawValue: state.codec.codecID)),
+                let found =
+                    state.codec.decoderName.map { libav.findDecoderByName($0) }
+                    ?? libav.findDecoder(AVCodecID(rawValue: state.codec.codecID))
+                guard let codec = found,
                     let context = libav.allocContext(codec)
                 else {
                     return 0
@@ -654,16 +695,25 @@ package enum LibavDecoderElement {
             }
         }
         let colours = stated.colorimetry
-        if !upstreamColours || colours.primaries == GST_VIDEO_COLOR_PRIMARIES_UNKNOWN {
+        // What the stream leaves unspecified (2), av1dec leaves unstated (and with no colours stated at all, the range
+        // too: its caps then have no colorimetry, which converters downstream fill in by the size). The AV1 decoder
+        // does the same, so its pictures are scaled and converted as av1dec's are. avdec states them as unknown.
+        let keepsDefault = { (iso: UInt32) in state.codec.leavesUnspecifiedColoursToDefaults && iso == 2 }
+        let noneStated =
+            keepsDefault(p.color_primaries.rawValue) && keepsDefault(p.color_trc.rawValue)
+            && keepsDefault(p.colorspace.rawValue)
+        if !upstreamColours || colours.primaries == GST_VIDEO_COLOR_PRIMARIES_UNKNOWN,
+            !keepsDefault(p.color_primaries.rawValue)
+        {
             info.pointee.colorimetry.primaries = gst_video_color_primaries_from_iso(guint(p.color_primaries.rawValue))
         }
-        if !upstreamColours || colours.transfer == GST_VIDEO_TRANSFER_UNKNOWN {
+        if !upstreamColours || colours.transfer == GST_VIDEO_TRANSFER_UNKNOWN, !keepsDefault(p.color_trc.rawValue) {
             info.pointee.colorimetry.transfer = gst_video_transfer_function_from_iso(guint(p.color_trc.rawValue))
         }
-        if !upstreamColours || colours.matrix == GST_VIDEO_COLOR_MATRIX_UNKNOWN {
+        if !upstreamColours || colours.matrix == GST_VIDEO_COLOR_MATRIX_UNKNOWN, !keepsDefault(p.colorspace.rawValue) {
             info.pointee.colorimetry.matrix = gst_video_color_matrix_from_iso(guint(p.colorspace.rawValue))
         }
-        if !upstreamColours || colours.range == GST_VIDEO_COLOR_RANGE_UNKNOWN {
+        if !upstreamColours || colours.range == GST_VIDEO_COLOR_RANGE_UNKNOWN, !noneStated {
             info.pointee.colorimetry.range =
                 full
                 ? GST_VIDEO_COLOR_RANGE_0_255

@@ -2,8 +2,8 @@ package import CGst
 import FilmtoneCore
 import GstKit
 
-/// The `filmtone` plugin: ftgst's own elements, `ftlut` (LUTFilterElement), `fttrim` (TrimElement), `fth264dec` and
-/// `fth265dec` (LibavDecoderElement), `ftx264enc` (X264EncoderElement). The loadable
+/// The `filmtone` plugin: ftgst's own elements, `ftlut` (LUTFilterElement), `fttrim` (TrimElement), `fth264dec`,
+/// `fth265dec`, `ftav1dec` (LibavDecoderElement), `ftx264enc` (X264EncoderElement). The loadable
 /// `libgstfilmtone.so` is built from this module alone; inside ftgst the same elements are registered statically.
 package enum FilmtonePlugin {
     /// Starts GStreamer (GstRuntime) and makes ftgst's elements available to every pipeline of this process, once.

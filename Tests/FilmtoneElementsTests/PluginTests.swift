@@ -271,6 +271,43 @@ final class PluginTests: XCTestCase {
         }
     }
 
+    /// ftav1dec (dav1d through libavcodec) gives libaom's `av1dec` pictures, bit for bit and at the same times (AV1
+    /// decoding is exact), the same colorimetry in the caps and the same RGB through videoconvert: 8-bit SD and HD
+    /// without colours stated (then neither states any, and converters fill them in by the size), and 10-bit HLG,
+    /// whose colours both state.
+    func testAV1DecoderGivesTheSamePicturesAsAv1dec() throws {
+        for (fixture, demuxer) in [
+            ("matrix-av1.mkv", "matroskademux"), ("av1-hlg10.mkv", "matroskademux"), ("av1-720.mp4", "qtdemux"),
+        ] {
+            let own = try checksums(fixture, demuxer: demuxer, decoder: "ftav1dec", parser: "av1parse")
+            let libaom = try checksums(fixture, demuxer: demuxer, decoder: "av1dec", parser: "av1parse")
+            XCTAssertGreaterThan(own.sums.count, 10, "\(fixture): \(own.sums.count) pictures")
+            XCTAssertEqual(own.sums, libaom.sums, "\(fixture): not av1dec's pictures")
+            let colorimetry = { (caps: String?) in
+                caps?.split(separator: ",").first { $0.contains("colorimetry=") }.map(String.init)
+            }
+            XCTAssertEqual(colorimetry(own.caps), colorimetry(libaom.caps), "\(fixture): \(own.caps ?? "")")
+            let rgb = try ["ftav1dec", "av1dec"].map { decoder in
+                try gst(
+                    "gst-launch-1.0",
+                    [
+                        "-q", "filesrc", "location=\(try TestEnvironment.fixture(fixture))", "!", demuxer, "!",
+                        "av1parse", "!", decoder, "!", "videoconvert", "!", "video/x-raw,format=RGB", "!",
+                        "checksumsink",
+                    ]
+                ).stdout
+            }
+            XCTAssertEqual(rgb[0], rgb[1], "\(fixture): not av1dec's RGB")
+        }
+        let hlg = try checksums("av1-hlg10.mkv", demuxer: "matroskademux", decoder: "ftav1dec", parser: "av1parse")
+        XCTAssertTrue(hlg.caps?.contains("I420_10LE") == true && hlg.caps?.contains("bt2100-hlg") == true, "\(hlg)")
+        let inspect = try gst("gst-inspect-1.0", ["ftav1dec"])
+        XCTAssertEqual(inspect.status, 0, inspect.stderr)
+        for text in ["AV1 decoder (libavcodec)", "video/x-av1", "obu-stream", "tu", "4:2:0", "I420_10LE"] {
+            XCTAssertTrue(inspect.stdout.contains(text), "gst-inspect-1.0 ftav1dec lacks \(text)")
+        }
+    }
+
     /// What it does not decode as avdec_h264 does (4:4:4 here) it leaves out of its template: decodebin then offers
     /// the stream to avdec_h264. The refusal itself, in a running pipeline, is
     /// `OwnDecoderFallbackTests.testTheElementRefusesInterlacedAnd444CapsByName`: in process, because

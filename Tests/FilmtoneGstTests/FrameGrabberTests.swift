@@ -129,8 +129,8 @@ final class FrameGrabberTests: XCTestCase {
         XCTAssertFalse(try grab("clip.ts", ms: 1010).soughtFirst, "a TS is type-found")
     }
 
-    /// ftgst's own decoders (`fth264dec`, `fth265dec`) hand over the very frame, pixels and time, that gst-libav's
-    /// `avdec_h264` and `avdec_h265` give, on the path that seeks first, the type-finding one (MPEG-TS: byte-stream
+    /// ftgst's own decoders (`fth264dec`, `fth265dec`, `ftav1dec`) hand over the very frame, pixels and time, that
+    /// gst-libav's `avdec_h264` and `avdec_h265` (and libaom's `av1dec`) give, on the path that seeks first, the type-finding one (MPEG-TS: byte-stream
     /// framing), with a tolerance, and on a kept pipeline's forward steps; 10-bit pictures (H.264 High 10, HEVC Main
     /// 10, HLG and PQ) tone-mapped or converted as avdec's are (the same chroma siting and colorimetry in the caps);
     /// a 4:4:4 stream, which fth264dec does not take, stays with avdec_h264. On an exact seek it copies out only the
@@ -143,6 +143,7 @@ final class FrameGrabberTests: XCTestCase {
             ("anamorphic.mp4", 300, 0), ("odd.mp4", 500, 0), ("matrix-h264-high10.mp4", 740, 0),
             ("matrix-hevc8.mp4", 740, 0), ("matrix-hevc10.mov", 940, 0), ("matrix-hevc10.mkv", 540, 0),
             ("hevc10.mp4", 500, 0), ("hdr-hlg.mp4", 600, 0), ("hdr-pq4000.mp4", 600, 0), ("bars480-rot270.mp4", 100, 0),
+            ("matrix-av1.mkv", 540, 0), ("av1-hlg10.mkv", 1140, 0), ("av1-720.mp4", 790, 0),
         ]
         for (fixture, ms, tolerance) in cases {
             let own = try grab(fixture, ms: ms, tolerance: tolerance)
@@ -150,10 +151,13 @@ final class FrameGrabberTests: XCTestCase {
             defer { unsetenv("FTGST_NO_OWN_DECODER") }
             let libav = try grab(fixture, ms: ms, tolerance: tolerance)
             let isHEVC = fixture.contains("hevc") || fixture.hasPrefix("hdr-")
-            let expected = fixture == "odd.mp4" ? "avdec_h264" : isHEVC ? "fth265dec" : "fth264dec"
+            let isAV1 = fixture.contains("av1")
+            let expected =
+                fixture == "odd.mp4" ? "avdec_h264" : isAV1 ? "ftav1dec" : isHEVC ? "fth265dec" : "fth264dec"
             XCTAssertEqual(own.decoder, expected, "\(fixture) at \(ms) ms")
             XCTAssertEqual(
-                libav.decoder, isHEVC ? "avdec_h265" : "avdec_h264", "\(fixture): the switch keeps gst-libav")
+                libav.decoder, isAV1 ? "av1dec" : isHEVC ? "avdec_h265" : "avdec_h264",
+                "\(fixture): the switch keeps GStreamer's decoder")
             XCTAssertNil(libav.copiedPictures)
             XCTAssertEqual(own.time, libav.time, "\(fixture) at \(ms) ms")
             XCTAssertTrue(own.image == libav.image, "\(fixture) at \(ms) ms: not the same frame")

@@ -169,9 +169,9 @@ enum FrameRecipe {
     /// MB PNG: 15 s of system time in `filesrc ! pngparse ! fakesink`, against 2 s for `filesrc ! pngdec`), so such a
     /// photo's preview hit the 5 s local-stall rule and failed. `pngdec` finds the picture's end itself.
     ///
-    /// H.264 and HEVC that ftgst's own decoders take (`LibavDecoderElement.accepting`: 8- or 10-bit 4:2:0, progressive)
-    /// are decoded by them, `fth264dec` and `fth265dec`, unless `ownDecoder` is false: every other video decoder
-    /// offered for those caps (`avdec_h264`, `avdec_h265`, ranked above them) is skipped, so the pictures are
+    /// H.264, HEVC and AV1 that ftgst's own decoders take (`LibavDecoderElement.accepting`: 8- or 10-bit 4:2:0,
+    /// progressive) are decoded by them, `fth264dec`, `fth265dec` and `ftav1dec`, unless `ownDecoder` is false: every
+    /// other video decoder offered for those caps (`avdec_h264`, `avdec_h265`, `av1dec`, ranked above them) is skipped, so the pictures are
     /// libavcodec's on every machine, without loading gst-libav (docs/PERFORMANCE.md, "fth264dec"). `ownDecoder` is
     /// asked only for such caps and for the own decoders: false when the request says so, or libavcodec cannot be
     /// opened (`Libav.shared`: another major version, a missing library), and every such job then decodes with
