@@ -243,6 +243,37 @@ final class FrameGrabberTests: XCTestCase {
         }
     }
 
+    /// A forward step is answered as soon as the frame after the target enters conversion, not once it reaches the
+    /// sink: half-second steps and one-frame steps over a long GOP (P-frames) and B-frames give the one-shot grab's
+    /// frames and times, and the probe confirms every half-second step's answer (whether the next frame had reached
+    /// the sink by then depends on the machine's speed: the gain is measured in `bench/serve.sh`); the frame left
+    /// behind is where the next step reads on. The times fall inside frames (a frame's very start needs no next
+    /// frame).
+    func testStepsAreAnsweredBeforeTheNextFrameIsConverted() throws {
+        for (fixture, times) in [
+            ("longgop.mp4", [110, 610, 1110, 1610, 1643, 1676, 2110, 2610]),
+            ("bframes.mp4", [210, 710, 1210, 1243, 1710, 2210]),
+        ] {
+            let source = try OpenedFrameSource(
+                FrameRequest(
+                    source: .local(path: try TestEnvironment.fixture(fixture)), headers: [], time: .zero,
+                    tolerance: .zero, maxWidth: 4096, maxHeight: 4096, timeoutMilliseconds: 20_000),
+                watching: PictureFormatWatch(), deadline: Deadline(after: 20_000), keeps: true, isCancelled: { false })
+            defer { source.stop() }
+            var early = 0
+            for ms in times {
+                let frame = try source.frame(
+                    at: .milliseconds(Int64(ms)), tolerance: .zero, deadline: Deadline(after: 20_000),
+                    isCancelled: { false })
+                early = frame.stepsConfirmedAtConversion
+                let alone = try grab(fixture, ms: Int64(ms))
+                XCTAssertEqual(frame.time, alone.time, "\(fixture) at \(ms) ms")
+                XCTAssertTrue(frame.image == alone.image, "\(fixture) at \(ms) ms: not the one-shot grab's frame")
+            }
+            XCTAssertGreaterThanOrEqual(early, 4, "\(fixture): half-second steps the converter's probe confirmed")
+        }
+    }
+
     /// With one decoder thread (what `Batch.run` sets for its workers) fth264dec gives the same frames as with one
     /// per processor: B-frames up to the very last frame, far past the only keyframe, a long GOP, Matroska.
     func testOneDecoderThreadGivesTheSameFrames() throws {

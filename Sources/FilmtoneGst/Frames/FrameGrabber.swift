@@ -20,6 +20,10 @@ struct GrabbedFrame {
     var decoder: String? = nil
     /// Pictures the own decoder (`fth264dec`, `fth265dec`) copied out; nil for another decoder.
     var copiedPictures: Int? = nil
+    /// A kept pipeline's forward steps so far whose answer the converter's probe confirmed
+    /// (`EarlyFrameDrop.confirms(last:)`): those answered before the next frame reached the sink, and those where it
+    /// had reached it first (small pictures convert in less than the 1 ms the step waits between checks).
+    var stepsConfirmedAtConversion = 0
 }
 
 /// What to grab: one frame of `source` near `time`, fitted into `maxWidth`×`maxHeight`.
@@ -144,6 +148,8 @@ final class FramePipeline {
     private let keeps: Bool
     private var playing = false
     private var position: Position?
+    /// Forward steps whose answer the probe confirmed (`GrabbedFrame.stepsConfirmedAtConversion`).
+    private var stepsConfirmedAtConversion = 0
     /// Reading forward (`readForward`): the frame last taken and a frame pulled after it, both with their 0-based
     /// times; a kept pipeline that cannot seek reads on from there.
     private var forward: (taken: (sample: Sample, time: ClockTime)?, ahead: (sample: Sample, time: ClockTime)?) = (
@@ -698,7 +704,17 @@ final class FramePipeline {
                 next = kept
                 pending = nil
             } else {
-                guard let pulled = try nextPlayingSample(deadline, what: what, isCancelled) else { return nil }
+                let shown = current.sample.presentationTimestamp
+                guard
+                    let pulled = try nextPlayingSample(
+                        deadline, what: what, isCancelled, until: { [early] in early?.confirms(last: shown) == true })
+                else {
+                    guard early?.confirms(last: shown) == true else { return nil }
+                    // The next frame is known to start after the target: `current` is the answer.
+                    stepsConfirmedAtConversion += 1
+                    self.position = Position(sample: current.sample, start: current.start)
+                    return current
+                }
                 next = pulled
             }
             if skipRepeat {
@@ -711,6 +727,9 @@ final class FramePipeline {
             }
             guard let stamped = next.streamTime else { continue }
             guard FrameRecipe.nextReplaces(next: stamped, target: target) else {
+                if early?.confirms(last: current.sample.presentationTimestamp) == true {
+                    stepsConfirmedAtConversion += 1
+                }
                 self.position = Position(sample: current.sample, start: current.start, lookahead: next)
                 return current
             }
@@ -814,16 +833,21 @@ final class FramePipeline {
         var description: String { "the source cannot seek back" }
     }
 
-    /// The next sample of the PLAYING pipeline; nil at EOS. An error on the bus, the deadline and cancellation end
-    /// the wait; the bus is checked between 50 ms pulls.
-    private func nextPlayingSample(_ deadline: Deadline, what: String, _ isCancelled: () -> Bool) throws -> Sample? {
+    /// The next sample of the PLAYING pipeline; nil at EOS, or as soon as `done` holds. An error on the bus, the
+    /// deadline and cancellation end the wait; the bus (and `done`) are checked between pulls of 50 ms (1 ms with
+    /// `done`).
+    private func nextPlayingSample(
+        _ deadline: Deadline, what: String, _ isCancelled: () -> Bool, until done: (() -> Bool)? = nil
+    ) throws -> Sample? {
+        let slice = ClockTime.milliseconds(done == nil ? 50 : 1)
         while true {
             if isCancelled() { throw FilmtoneError(.cancelled, "cancelled") }
             if deadline.hasPassed { throw timedOut(what) }
             if case .error(let cause)? = pipeline.bus.pop(timeout: .zero, kinds: [.error]) {
                 throw ErrorClassifier.classify(cause, remote: request.source.isRemote)
             }
-            if let sample = sink.pullSample(timeout: deadline.remaining(cap: .milliseconds(50))) { return sample }
+            if done?() == true { return nil }
+            if let sample = sink.pullSample(timeout: deadline.remaining(cap: slice)) { return sample }
             if sink.isEndOfStream { return nil }
         }
     }
@@ -891,7 +915,8 @@ final class FramePipeline {
         }
         return GrabbedFrame(
             image: image, time: time, isStill: still, skippedPictures: skipper.skippedCount, soughtFirst: first == nil,
-            decoder: inputs.decoderName, copiedPictures: inputs.ownDecoderCopies)
+            decoder: inputs.decoderName, copiedPictures: inputs.ownDecoderCopies,
+            stepsConfirmedAtConversion: stepsConfirmedAtConversion)
     }
 }
 
@@ -899,10 +924,16 @@ final class FramePipeline {
 /// past (`FrameRecipe.steppedOver`: a later picture starting at or before the target entered the decoder) at the
 /// input of the first `videoconvert`, so a frame stepped over costs its decoding only, not its conversion to RGB,
 /// flip and scaling. Aimed only during a step (`aim(at:)`); otherwise every frame passes.
+///
+/// It also tells when a step's answer is known before the next frame reaches the sink (`confirms(last:)`): frames
+/// enter the converter in order, so once one starting after the target has passed here, the last one passed that
+/// starts at or before it is the answer. The step then returns without waiting for the next frame's conversion and
+/// scaling (≈ 7 ms at 1080p); that frame reaches the sink afterwards and is where the next step starts reading.
 final class EarlyFrameDrop: Sendable {
     private let inputs: DecoderInputs
-    /// The target, as a buffer timestamp of the current segment; nil: not stepping.
-    private let target = Mutex<ClockTime?>(nil)
+    /// The target, as a buffer timestamp of the current segment (nil: not stepping), and what passed the probe
+    /// since it was set: the start of the last frame at or before it, and whether one after it passed.
+    private let state = Mutex<(target: ClockTime?, lastBefore: ClockTime?, pastTarget: Bool)>((nil, nil, false))
 
     init(inputs: DecoderInputs) { self.inputs = inputs }
 
@@ -914,17 +945,28 @@ final class EarlyFrameDrop: Sendable {
         // Captures this object and the inputs only, never the pipeline (which owns the pad and so the probe).
         pad.onData { [self] item in
             guard case .buffer(let buffer) = item, let pts = buffer.presentationTimestamp,
-                let target = target.withLock({ $0 }), inputs.steppedOver(pts: pts, target: target)
+                let target = state.withLock({ $0.target })
             else { return .pass }
-            return .drop
+            if inputs.steppedOver(pts: pts, target: target) { return .drop }
+            state.withLock { state in
+                guard state.target == target, !state.pastTarget else { return }
+                if pts <= target { state.lastBefore = pts } else { state.pastTarget = true }
+            }
+            return .pass
         }
+    }
+
+    /// Whether the frame starting at `pts` (a buffer time) is the current step's answer: it was the last frame at or
+    /// before the target to enter the converter, and a later one has entered since.
+    func confirms(last pts: ClockTime?) -> Bool {
+        state.withLock { $0.target != nil && $0.pastTarget && pts != nil && $0.lastBefore == pts }
     }
 
     /// Sets (or clears) the target. An own decoder is given the same rule, so that it does not even copy out the
     /// pictures this probe would drop (`LibavDecoderState.discard`): a 0.5 s step over a 1080p clip copied 15
     /// pictures of 3 MiB to show one.
     func aim(at target: ClockTime?) {
-        self.target.withLock { $0 = target }
+        state.withLock { $0 = (target, nil, false) }
         guard let own = inputs.ownDecoder else { return }
         if let target {
             own.discard = { [inputs] pts in inputs.steppedOver(pts: ClockTime(nanoseconds: pts), target: target) }
