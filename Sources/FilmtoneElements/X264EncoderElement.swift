@@ -87,7 +87,6 @@ struct DecodeTimes {
     private var times: [UInt64] = []
     /// The number of `times[0]`.
     private var first: Int64 = 0
-    private var count: Int64 = 0
     /// A frame's duration (ns), for times before picture 0 and pictures without a time.
     var frameDuration: UInt64
 
@@ -97,7 +96,6 @@ struct DecodeTimes {
     mutating func record(_ pts: UInt64?) {
         let time = pts ?? times.last.map { $0 + frameDuration } ?? 0
         times.append(time)
-        count += 1
     }
 
     /// The decoding time of an output whose DTS, counted in pictures, is `number`; forgets the pictures before it
@@ -109,7 +107,7 @@ struct DecodeTimes {
             // Before picture 0 (B-frames' first outputs): counted back from it, never below 0.
             return first == 0 ? (firstTime > back ? firstTime - back : 0) : firstTime
         }
-        let index = Int(min(number, count - 1) - first)
+        let index = min(Int(number - first), times.count - 1)
         let time = times[index]
         if index > 0 {
             times.removeFirst(index)
@@ -409,7 +407,8 @@ package enum X264EncoderElement {
         // The colours as upstream's caps state them; none when they do not (GstVideoInfo would fill in a guess from
         // the size), so the VUI says what the source said, as ffmpeg's does.
         var colours = info.colorimetry
-        if capsString(input.pointee.caps, "colorimetry") == nil {
+        let stated = input.pointee.caps.flatMap { Caps(borrowing: $0).firstStructure }
+        if stated?.string("colorimetry") == nil {
             colours = GstVideoColorimetry(
                 range: GST_VIDEO_COLOR_RANGE_UNKNOWN, matrix: GST_VIDEO_COLOR_MATRIX_UNKNOWN,
                 transfer: GST_VIDEO_TRANSFER_UNKNOWN, primaries: GST_VIDEO_COLOR_PRIMARIES_UNKNOWN)
@@ -426,9 +425,7 @@ package enum X264EncoderElement {
             rawValue: UInt32(gst_video_transfer_function_to_iso(colours.transfer)))
         // The siting as upstream's caps name it, given as libavcodec's decoders report it, so the VUI says what
         // ffmpeg's would. Read from the caps: the GstVideoInfo of the codec state held `jpeg` (1) for caps saying `mpeg2`.
-        if let site = capsString(input.pointee.caps, "chroma-site"),
-            let location = chromaLocations[site]
-        {
+        if let site = stated?.string("chroma-site"), let location = chromaLocations[site] {
             context.pointee.chroma_sample_location = location
         }
         state.times = DecodeTimes(
@@ -462,14 +459,6 @@ package enum X264EncoderElement {
         "mpeg2": AVCHROMA_LOC_LEFT, "jpeg": AVCHROMA_LOC_CENTER, "dv": AVCHROMA_LOC_TOPLEFT,
         "v-cosited": AVCHROMA_LOC_TOP, "cosited": AVCHROMA_LOC_TOPLEFT,
     ]
-
-    /// A string field of the caps' first structure.
-    private static func capsString(_ caps: UnsafeMutablePointer<GstCaps>?, _ field: String) -> String? {
-        guard let caps, gst_caps_get_size(caps) > 0,
-            let value = gst_structure_get_string(gst_caps_get_structure(caps, 0), field)
-        else { return nil }
-        return String(cString: value)
-    }
 
     /// libavcodec's free callback of an input picture's buffer: x264 has copied it; the mapping (and with it the
     /// reference to the GStreamer buffer) goes.

@@ -22,6 +22,15 @@ final class FrameGrabberTests: XCTestCase {
         return try FrameGrabber(request: request, isCancelled: { false }).grab()
     }
 
+    /// A source that keeps its pipeline between frames (the engine's), exact times, full size.
+    private func keptSource(_ fixture: String) throws -> OpenedFrameSource {
+        try OpenedFrameSource(
+            FrameRequest(
+                source: .local(path: try TestEnvironment.fixture(fixture)), headers: [], time: .zero,
+                tolerance: .zero, maxWidth: 4096, maxHeight: 4096, timeoutMilliseconds: 20_000),
+            watching: PictureFormatWatch(), deadline: Deadline(after: 20_000), keeps: true, isCancelled: { false })
+    }
+
     func testUnreferencedPicturesAreSkippedAndTheFrameIsIdentical() throws {
         let skipped = try grab("bframes.mp4", ms: 2500)
         XCTAssertEqual(skipped.time, .milliseconds(2500))
@@ -219,11 +228,7 @@ final class FrameGrabberTests: XCTestCase {
         FrameRecipe.decoderThreads = 1
         defer { FrameRecipe.decoderThreads = nil }
         for (fixture, times) in [("longgop.mp4", [100, 2000, 3500]), ("bframes.mp4", [200, 1500, 2966])] {
-            let source = try OpenedFrameSource(
-                FrameRequest(
-                    source: .local(path: try TestEnvironment.fixture(fixture)), headers: [], time: .zero,
-                    tolerance: .zero, maxWidth: 4096, maxHeight: 4096, timeoutMilliseconds: 20_000),
-                watching: PictureFormatWatch(), deadline: Deadline(after: 20_000), keeps: true, isCancelled: { false })
+            let source = try keptSource(fixture)
             defer { source.stop() }
             var copies = 0
             for ms in times {
@@ -254,11 +259,7 @@ final class FrameGrabberTests: XCTestCase {
             ("longgop.mp4", [110, 610, 1110, 1610, 1643, 1676, 2110, 2610]),
             ("bframes.mp4", [210, 710, 1210, 1243, 1710, 2210]),
         ] {
-            let source = try OpenedFrameSource(
-                FrameRequest(
-                    source: .local(path: try TestEnvironment.fixture(fixture)), headers: [], time: .zero,
-                    tolerance: .zero, maxWidth: 4096, maxHeight: 4096, timeoutMilliseconds: 20_000),
-                watching: PictureFormatWatch(), deadline: Deadline(after: 20_000), keeps: true, isCancelled: { false })
+            let source = try keptSource(fixture)
             defer { source.stop() }
             var early = 0
             for ms in times {

@@ -38,16 +38,11 @@ enum H264AccessUnit {
         }
         switch framing {
         case .lengthPrefixed(let lengthSize):
-            var offset = 0
-            while offset + lengthSize < bytes.count {
-                var length = 0
-                for i in 0..<lengthSize { length = length << 8 | Int(bytes[offset + i]) }
-                let start = offset + lengthSize
-                guard length > 0, start + length <= bytes.count else { return false }  // malformed: keep it
-                visit(bytes[start])
-                offset = start + length
+            let wellFormed = LengthPrefixedNALUnits.forEach(in: bytes, lengthSize: lengthSize) { unit in
+                visit(unit[unit.startIndex])
+                return true
             }
-            guard offset == bytes.count else { return false }
+            guard wellFormed else { return false }  // malformed: keep it
         case .annexB:
             var index = 0
             var zeros = 0
@@ -101,26 +96,40 @@ enum HEVCAccessUnit {
     /// second view) or sub-layer.
     static func isNonReference(_ bytes: UnsafeRawBufferPointer, layout: Layout) -> Bool {
         var sawSlice = false
+        let kept = LengthPrefixedNALUnits.forEach(in: bytes, lengthSize: layout.lengthSize) { unit in
+            guard unit.count >= 2 else { return false }  // malformed: keep it
+            let (first, second) = (unit[unit.startIndex], unit[unit.startIndex + 1])
+            let type = Int(first >> 1 & 0x3F)
+            guard type < 32 else { return true }  // not a coded slice segment
+            let layer = Int(first & 0x01) << 5 | Int(second >> 3)
+            let temporalID = Int(second & 0x07) - 1
+            guard type < 16, type % 2 == 0, layer == 0, temporalID == layout.highestTemporalID else { return false }
+            sawSlice = true
+            return true
+        }
+        return kept && sawSlice
+    }
+}
+
+/// NAL units framed by a big-endian length of `lengthSize` bytes each (`avc`, `hvc1`/`hev1`), as H.264's and HEVC's
+/// access units both come from their parsers.
+enum LengthPrefixedNALUnits {
+    /// Calls `visit` with each unit's bytes, header first, until it returns false. False when it did, or when the
+    /// framing is malformed: a zero length, a unit past the end, bytes left over.
+    static func forEach(
+        in bytes: UnsafeRawBufferPointer, lengthSize: Int, _ visit: (UnsafeRawBufferPointer.SubSequence) -> Bool
+    ) -> Bool {
         var offset = 0
-        let lengthSize = layout.lengthSize
         while offset + lengthSize < bytes.count {
             var length = 0
             for i in 0..<lengthSize { length = length << 8 | Int(bytes[offset + i]) }
             let start = offset + lengthSize
-            guard length >= 2, start + length <= bytes.count else { return false }  // malformed: keep it
-            let (first, second) = (bytes[start], bytes[start + 1])
-            let type = Int(first >> 1 & 0x3F)
-            if type < 32 {  // a coded slice segment
-                let layer = Int(first & 0x01) << 5 | Int(second >> 3)
-                let temporalID = Int(second & 0x07) - 1
-                guard type < 16, type % 2 == 0, layer == 0, temporalID == layout.highestTemporalID else {
-                    return false
-                }
-                sawSlice = true
+            guard length > 0, start + length <= bytes.count, visit(bytes[start..<(start + length)]) else {
+                return false
             }
             offset = start + length
         }
-        return sawSlice && offset == bytes.count
+        return offset == bytes.count
     }
 }
 
