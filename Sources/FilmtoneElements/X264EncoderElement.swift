@@ -124,6 +124,26 @@ struct X264Settings: Equatable {
     var crf = 23.0
     var keyIntMax = 250
     var threads = 0
+
+    /// x264's preset and tune names (`x264_preset_names`, `x264_tune_names`; a preset may also be given by its index).
+    static let presets = [
+        "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo",
+    ]
+    static let tunes = ["film", "animation", "grain", "stillimage", "psnr", "ssim", "fastdecode", "zerolatency"]
+
+    /// "preset NAME" or "tune NAME" when `settings` name one x264 does not know (tunes combined with `,` `.` `/` `-`
+    /// `+`, as x264 splits them); nil when it knows them all.
+    static func unknownName(in settings: X264Settings) -> String? {
+        let preset = settings.speedPreset.lowercased()
+        if !presets.contains(preset), Int(preset).map({ presets.indices.contains($0) }) != true {
+            return "preset \(settings.speedPreset): no such preset (\(presets.joined(separator: ", ")))"
+        }
+        let tunes = settings.tune.lowercased().split { ",./-+".contains($0) }
+        if let unknown = tunes.first(where: { !Self.tunes.contains(String($0)) }) {
+            return "tune \(settings.tune): no tune \(unknown) (\(Self.tunes.joined(separator: ", ")))"
+        }
+        return nil
+    }
 }
 
 /// The element's state. The libavcodec objects are only touched by GstVideoEncoder's vfuncs, which the base class
@@ -140,6 +160,8 @@ package final class X264EncoderState: @unchecked Sendable {
     fileprivate var profile = "high"
     /// The base class's number of the picture x264 counts as 0.
     fileprivate var firstNumber: UInt32?
+    /// x264 refused the current caps with these settings (the error is posted): not tried again for every picture.
+    fileprivate var refused = false
     fileprivate var times = DecodeTimes(frameDuration: 0)
 
     private let settingsLock = Mutex(X264Settings())
@@ -357,8 +379,15 @@ package enum X264EncoderElement {
                     _ = drain(encoder, state)
                     state.closeContext()
                 }
+                // Caps x264 refused come again with each picture (upstream renegotiates): refused again, untried.
+                if state.refused, let old = state.input?.pointee.caps, let new = codecState.pointee.caps,
+                    gst_caps_is_equal(old, new) != 0
+                {
+                    return 0
+                }
                 if let old = state.input { gst_video_codec_state_unref(old) }
                 state.input = gst_video_codec_state_ref(codecState)
+                state.refused = false
                 state.profile = negotiatedProfile(encoder)
                 let caps = gst_caps_from_string(
                     "video/x-h264, stream-format=(string)byte-stream, alignment=(string)au, profile=(string)"
@@ -386,6 +415,14 @@ package enum X264EncoderElement {
         -> Bool
     {
         guard let api = state.api, let input = state.input else { return false }
+        let (width, height) = (input.pointee.info.width, input.pointee.info.height)
+        let odd = width % 2 != 0 || height % 2 != 0 ? "4:2:0 needs an even width and height" : nil
+        if let reason = X264Settings.unknownName(in: state.settings) ?? odd {
+            // Refused here: x264 would print its own complaint to stderr, where ftgst keeps one line.
+            state.refused = true
+            postError(encoder, code: GST_LIBRARY_ERROR_SETTINGS, "x264 refused \(width)×\(height) pictures: \(reason)")
+            return false
+        }
         guard let codec = api.findEncoder("libx264"), let context = api.libav.allocContext(codec) else {
             postError(encoder, code: GST_LIBRARY_ERROR_INIT, "\(Libav.libraryName) has no libx264 encoder")
             return false
@@ -444,11 +481,12 @@ package enum X264EncoderElement {
         let opened = api.libav.open(context, codec, &options)
         guard opened >= 0 else {
             state.closeContext()
+            state.refused = true
             postError(
                 encoder, code: GST_LIBRARY_ERROR_SETTINGS,
                 "x264 refused \(info.width)×\(info.height) pictures with preset \(settings.speedPreset)"
                     + (settings.tune.isEmpty ? "" : ", tune \(settings.tune)")
-                    + ", profile \(state.profile) (error \(opened); 4:2:0 needs an even width and height)")
+                    + ", profile \(state.profile) (error \(opened))")
             return false
         }
         return true
@@ -477,7 +515,7 @@ package enum X264EncoderElement {
                 guard let encoder, let frame else { return GST_FLOW_ERROR }
                 defer { gst_video_codec_frame_unref(frame) }  // the base class keeps its own until finished
                 let state = state(of: UnsafeMutableRawPointer(encoder))
-                if state.context == nil, state.input != nil, !openContext(encoder, state) {
+                if state.context == nil, state.input != nil, state.refused || !openContext(encoder, state) {
                     return GST_FLOW_NOT_NEGOTIATED
                 }
                 guard let api = state.api, let context = state.context, let picture = state.picture,

@@ -668,6 +668,27 @@ final class ExportCLITests: XCTestCase {
         XCTAssertTrue(records.first?.hasSuffix("-failed.json") == true, "\(records)")
     }
 
+    /// A preset of one's own whose `ftx264enc` setting x264 does not know: `WRITE_FAILED` naming the setting and the
+    /// names x264 knows, one line on stderr (x264 is not asked, so it prints nothing of its own), nothing written.
+    func testAPresetSettingX264RefusesIsWriteFailedAndLeavesNothing() throws {
+        let presets = work.appendingPathComponent("presets")
+        try FileManager.default.createDirectory(at: presets, withIntermediateDirectories: true)
+        let builtin = try String(
+            contentsOf: TestEnvironment.packageRoot.appendingPathComponent("pipelines/presets/h264-mp4.preset"),
+            encoding: .utf8)
+        XCTAssertTrue(builtin.contains("speed-preset=veryfast"))
+        try builtin.replacingOccurrences(of: "speed-preset=veryfast", with: "speed-preset=warp")
+            .write(to: presets.appendingPathComponent("h264-mp4.preset"), atomically: true, encoding: .utf8)
+        let output = work.appendingPathComponent("warp.mp4").path
+        let result = try export(
+            try TestEnvironment.fixture("clip.mp4"), output, ["--presets", presets.path, "--preset", "h264-mp4"])
+        assertFailure(result, code: "WRITE_FAILED", status: 73)
+        XCTAssertTrue(
+            result.stderr.contains("x264 refused 320×240 pictures: preset warp: no such preset (ultrafast"),
+            result.stderr)
+        XCTAssertEqual(names(in: work).filter { $0 != "workspace" && $0 != "presets" }, [], "nothing written")
+    }
+
     func testFullDiskDuringEncodingIsWriteFailedAndLeavesNothing() throws {
         // `ulimit -f` caps the files this process may write (tests run as root, so permissions cannot).
         let output = work.appendingPathComponent("full.mp4").path
