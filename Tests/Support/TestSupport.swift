@@ -127,12 +127,23 @@ package enum Run {
     }
 
     /// Runs the built `ftgst` binary.
+    /// Runs the built `ftgst`. Unless the test names `XDG_CACHE_HOME` or `HOME`, its caches and export workspace
+    /// are in a folder of this test process (`privateCache`), not the user's `~/.cache`: two suites running at once
+    /// on one machine (or a user's own exports) must not meet in one workspace (`EXPORT_BUSY`).
     package static func ftgst(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 60)
         throws
         -> ProcessResult
     {
-        try process(TestEnvironment.binary, arguments, environment: environment, timeout: timeout)
+        var environment = environment
+        if environment["XDG_CACHE_HOME"] == nil, environment["HOME"] == nil {
+            environment["XDG_CACHE_HOME"] = privateCache.path
+        }
+        return try process(TestEnvironment.binary, arguments, environment: environment, timeout: timeout)
     }
+
+    /// The cache folder `ftgst` gets in this test process.
+    package static let privateCache = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "ftgst-test-cache-\(ProcessInfo.processInfo.processIdentifier)")
 
     /// Runs a tool from PATH (ffmpeg, ffprobe, gst-launch-1.0).
     package static func tool(_ name: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ProcessResult
