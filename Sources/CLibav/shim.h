@@ -37,6 +37,7 @@ static inline int64_t ftgst_av_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline int ftgst_av_codec_flag_output_corrupt(void) { return AV_CODEC_FLAG_OUTPUT_CORRUPT; }
 static inline int ftgst_av_frame_flag_corrupt(void) { return AV_FRAME_FLAG_CORRUPT; }
 static inline int ftgst_ff_thread_frame_and_slice(void) { return FF_THREAD_FRAME | FF_THREAD_SLICE; }
+static inline int ftgst_ff_thread_slice(void) { return FF_THREAD_SLICE; }
 static inline int ftgst_av_input_buffer_padding_size(void) { return AV_INPUT_BUFFER_PADDING_SIZE; }
 
 #endif

@@ -180,6 +180,14 @@ enum ManPage {
             "1 converts every decoded picture to RGB at its full size before scaling it, instead of first scaling a picture at least four times the output's side down to twice that side in its decoded format (a diagnostic switch)."
         ),
         (
+            "FTGST_NO_DIRECT_KEYFRAME",
+            "1 makes ftgst thumbnailer use GStreamer for every video; by default a plain MP4 or QuickTime file of 8-bit SDR H.264 or HEVC is answered from its sample tables with libavcodec and libswscale alone (a diagnostic switch)."
+        ),
+        (
+            "FTGST_DIRECT_KEYFRAME",
+            "required makes ftgst thumbnailer fail with UNSUPPORTED_FORMAT, naming the reason, on a file its direct path declines instead of handing it to GStreamer (for diagnosis)."
+        ),
+        (
             "FTGST_LIBAVCODEC",
             "the libavcodec fth264dec and fth265dec open (a soname or a path; default the major version ftgst was built for). One that cannot be opened, or of another major version, leaves H.264 and HEVC to gst-libav."
         ),

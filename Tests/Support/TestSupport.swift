@@ -247,6 +247,15 @@ package struct DecodedImage {
         return try checked(width: width, height: height, rgb: rgb, "\(video) frame \(index)")
     }
 
+    /// Frame number `index` of `video` (as above) through an ffmpeg filter chain `filter` that ends in `format=rgb24`
+    /// at `width`×`height` (the conversion itself under test, e.g. a scale with stated colours).
+    package static func frame(of video: String, index: Int, width: Int, height: Int, filter: String) throws
+        -> DecodedImage
+    {
+        let rgb = try rawFrame(["-i", video, "-vf", "select=eq(n\\,\(index)),\(filter)", "-vsync", "0"])
+        return try checked(width: width, height: height, rgb: rgb, "\(video) frame \(index)")
+    }
+
     /// The image, if ffmpeg gave exactly `width`×`height` RGB pixels (the pixel loops below index by the size).
     private static func checked(width: Int, height: Int, rgb: [UInt8], _ what: String) throws -> DecodedImage {
         guard rgb.count == width * height * 3 else {
@@ -303,6 +312,23 @@ package struct DecodedImage {
         var total = 0
         for i in 0..<rgb.count { total += abs(Int(rgb[i]) - Int(other.rgb[i])) }
         return Double(total) / Double(rgb.count)
+    }
+
+    /// Peak signal-to-noise ratio in dB against `other` (99 for identical images; NaN, failing the test, for
+    /// images of different sizes).
+    package func psnr(_ other: DecodedImage, file: StaticString = #filePath, line: UInt = #line) -> Double {
+        guard width == other.width, height == other.height, rgb.count == other.rgb.count, !rgb.isEmpty else {
+            XCTFail(
+                "images differ in size: \(width)×\(height) vs \(other.width)×\(other.height)", file: file, line: line)
+            return .nan
+        }
+        var squares = 0
+        for i in 0..<rgb.count {
+            let d = Int(rgb[i]) - Int(other.rgb[i])
+            squares += d * d
+        }
+        guard squares > 0 else { return 99 }
+        return 10 * log10(255 * 255 / (Double(squares) / Double(rgb.count)))
     }
 }
 

@@ -165,7 +165,7 @@ public enum DesktopThumbnailer {
             source: source.path, headers: [], timeMilliseconds: 0, toleranceMilliseconds: 0, maxWidth: size,
             maxHeight: size, format: .png, quality: 1, timeoutMilliseconds: timeout
         ).frameRequest
-        let (frame, duration, mimeType) = try grab(request, path: source.path, isCancelled)
+        let (frame, duration, mimeType) = try grab(request, path: source.path, size: size, isCancelled)
         var entries: [(keyword: String, text: String)] = [
             ("Thumb::URI", source.uri), ("Thumb::MTime", String(source.modified)), ("Thumb::Size", String(source.size)),
         ]
@@ -192,10 +192,15 @@ public enum DesktopThumbnailer {
     /// The picture: a local JPEG, PNG or WebP at its shown size (`ScaledPhoto`), anything else the keyframe
     /// `--time auto` picks, with the duration (ms) when the demuxer knows it, and the MIME type when it is known for
     /// sure (`MimeTypes`: the photo's format, the container named by the file's first bytes, or the type finder's).
-    private static func grab(_ request: FrameRequest, path: String, _ isCancelled: @escaping () -> Bool) throws
-        -> (GrabbedFrame, Int64?, String?)
-    {
+    /// A plain MP4 or MOV of H.264 or HEVC is answered without GStreamer where that gives the same picture
+    /// (`DirectKeyframe`).
+    private static func grab(
+        _ request: FrameRequest, path: String, size: Int, _ isCancelled: @escaping () -> Bool
+    ) throws -> (GrabbedFrame, Int64?, String?) {
         if let photo = ScaledPhoto.grab(request) { return (photo, nil, ScaledPhoto.Kind(path: path)?.mimeType) }
+        if let direct = try DirectKeyframe.thumbnail(path: path, size: size) {
+            return (direct.frame, direct.durationMilliseconds, MimeTypes.mimeType(fileStart: direct.fileStart))
+        }
         let formats = PictureFormatWatch()
         let deadline = Deadline(after: request.timeoutMilliseconds)
         // Where the file's demuxer allows, the first sample's keyframe is sought before the first preroll: the first
