@@ -200,6 +200,7 @@ DOC_FILES := README.md $(addprefix docs/,$(notdir $(wildcard docs/*.md)))
 install: release
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(GST_PLUGINDIR)" "$(DESTDIR)$(DATADIR)/ftgst/presets" \
 		"$(DESTDIR)$(DATADIR)/ftgst/studio" "$(DESTDIR)$(DATADIR)/thumbnailers" \
+		"$(DESTDIR)$(DATADIR)/applications" "$(DESTDIR)$(DATADIR)/icons/hicolor/scalable/apps" \
 		"$(DESTDIR)$(DOCDIR)" "$(DESTDIR)$(MAN1DIR)" "$(DESTDIR)$(BASH_COMPLETIONDIR)" \
 		"$(DESTDIR)$(ZSH_COMPLETIONDIR)" "$(DESTDIR)$(FISH_COMPLETIONDIR)"
 	install -m 755 --strip .build/release/ftgst "$(DESTDIR)$(BINDIR)/ftgst"
@@ -209,6 +210,8 @@ install: release
 	install -m 644 $(addprefix studio/,$(STUDIO_FILES)) "$(DESTDIR)$(DATADIR)/ftgst/studio/"
 	install -m 644 $(DOC_FILES) "$(DESTDIR)$(DOCDIR)/"
 	install -m 644 data/ftgst.thumbnailer "$(DESTDIR)$(DATADIR)/thumbnailers/ftgst.thumbnailer"
+	install -m 644 data/ftgst-studio.desktop "$(DESTDIR)$(DATADIR)/applications/ftgst-studio.desktop"
+	install -m 644 data/ftgst-studio.svg "$(DESTDIR)$(DATADIR)/icons/hicolor/scalable/apps/ftgst-studio.svg"
 	.build/release/ftgst man | gzip -n9 > "$(DESTDIR)$(MAN1DIR)/ftgst.1.gz.tmp"
 	mv "$(DESTDIR)$(MAN1DIR)/ftgst.1.gz.tmp" "$(DESTDIR)$(MAN1DIR)/ftgst.1.gz"
 	.build/release/ftgst completion bash > "$(DESTDIR)$(BASH_COMPLETIONDIR)/ftgst.tmp"
@@ -226,6 +229,8 @@ uninstall:
 		$(addprefix "$(DESTDIR)$(DOCDIR)/,$(addsuffix ",$(notdir $(DOC_FILES)))) \
 		"$(DESTDIR)$(MAN1DIR)/ftgst.1.gz" "$(DESTDIR)$(BASH_COMPLETIONDIR)/ftgst" \
 		"$(DESTDIR)$(DATADIR)/thumbnailers/ftgst.thumbnailer" \
+		"$(DESTDIR)$(DATADIR)/applications/ftgst-studio.desktop" \
+		"$(DESTDIR)$(DATADIR)/icons/hicolor/scalable/apps/ftgst-studio.svg" \
 		"$(DESTDIR)$(ZSH_COMPLETIONDIR)/_ftgst" "$(DESTDIR)$(FISH_COMPLETIONDIR)/ftgst.fish"
 	-rmdir "$(DESTDIR)$(DATADIR)/ftgst/presets" "$(DESTDIR)$(DATADIR)/ftgst/studio" "$(DESTDIR)$(DATADIR)/ftgst" \
 		"$(DESTDIR)$(DOCDIR)" 2>/dev/null

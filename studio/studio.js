@@ -368,5 +368,13 @@
   ui.save.addEventListener("click", () => onFile("saveToPhotos", (r) => "saved: " + r.path));
   ui.share.addEventListener("click", () => onFile("shareOutput", (r) => "shared with " + r.handler));
 
-  connect().then(() => Promise.all([showFolder(null), loadPresets()])).catch(showError);
+  // `ftgst studio FILE` (a file manager's Open with) names the source in the page's URL: it is opened at once.
+  function openGivenSource() {
+    const given = new URLSearchParams(location.search).get("source");
+    if (!given) return;
+    ui.source.value = given;
+    return openSource();
+  }
+
+  connect().then(() => Promise.all([showFolder(null), loadPresets(), openGivenSource()])).catch(showError);
 })();

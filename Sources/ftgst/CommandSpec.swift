@@ -99,7 +99,7 @@ enum Commands {
         DesktopCommand.spec,
         MezzanineCommand.spec,
         ThumbnailerCommand.spec,
-        ServeCommand.spec, ManCommand.spec, CompletionCommand.spec,
+        ServeCommand.spec, StudioCommand.spec, ManCommand.spec, CompletionCommand.spec,
     ]
 
     /// The first words of every command: what `ftgst` accepts as COMMAND.

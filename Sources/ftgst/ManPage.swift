@@ -197,6 +197,10 @@ enum ManPage {
         ),
         ("XDG_RUNTIME_DIR", "export's and cancel's default workspace is $XDG_RUNTIME_DIR/ftgst."),
         (
+            "XDG_DATA_HOME",
+            "the data root (an absolute path; else $HOME/.local/share): the looks library of studio and serve is ftgst/looks there."
+        ),
+        (
             "XDG_STATE_HOME",
             "where pick keeps the folder of each kind's last pick (an absolute path; else $HOME/.local/state): ftgst/pick-folders.json."
         ),

@@ -8,8 +8,8 @@ enum ServeCommand {
     static let spec = CommandSpec(
         path: ["serve"], synopsis: "serve", summary: "a long-lived engine speaking JSON-RPC 2.0 on stdin/stdout",
         usage: [
-            "ftgst serve [--memory-mb N]",
-            "ftgst serve --listen 127.0.0.1:PORT [--allow DIR]... [--studio DIR] [--memory-mb N]",
+            "ftgst serve [--looks DIR] [--memory-mb N]",
+            "ftgst serve --listen 127.0.0.1:PORT [--allow DIR]... [--studio DIR] [--looks DIR] [--memory-mb N]",
         ],
         options: [
             .init(
@@ -33,12 +33,16 @@ enum ServeCommand {
             .init(
                 name: "studio", value: "DIR", help: "the folder of the studio's page",
                 defaultValue: "PREFIX/share/ftgst/studio, else <checkout>/studio", completion: .folder),
+            .init(
+                name: "looks", value: "DIR",
+                help: "the folder of .cube looks listLooks lists (with --listen, the page may read it too)",
+                defaultValue: "$XDG_DATA_HOME/ftgst/looks (~/.local/share/ftgst/looks)", completion: .folder),
         ],
         notes: #"""
             reads one JSON-RPC 2.0 request per line on stdin and writes one answer per line on stdout (docs/RPC.md):
             pickSource, pickLutFile (the desktop's file chooser, as ftgst pick), probeSource, renderPreviewFrame,
             runExport (with exportProgress notifications), saveToPhotos, shareOutput, cancelExport, and ftgst's own
-            listFiles, listPresets and desktop. Logs go to stderr. With --listen, every request needs the token of the url
+            listFiles, listLooks, listPresets and desktop. Logs go to stderr. With --listen, every request needs the token of the url
             line, and a WebSocket only from the page's own Origin; a WebSocket that closes stops the export it
             started. It ends when stdin closes, on SIGTERM or
             SIGINT, and when its parent exits, stopping a running export first (nothing left at its output) and
@@ -62,28 +66,64 @@ enum ServeCommand {
         if listen == nil, !arguments.all("allow").isEmpty || arguments.string("studio") != nil {
             throw usage("--allow and --studio go with --listen")
         }
+        try await serve(
+            Setup(
+                listen: listen,
+                allowed: arguments.all("allow").isEmpty
+                    ? [FileManager.default.currentDirectoryPath] : arguments.all("allow"),
+                studio: arguments.string("studio"), looks: arguments.string("looks"),
+                memoryBudgetBytes: try memoryBudget(arguments), notify: !arguments.has("no-notify")))
+    }
+
+    /// What `serve` (and `studio`) start with.
+    struct Setup {
+        var listen: String?
+        var allowed: [String]
+        var studio: String?
+        /// The looks folder `listLooks` lists (nil: `MediaEngine.defaultLooksFolder`).
+        var looks: String?
+        var memoryBudgetBytes: Int
+        var notify: Bool
+        /// Whether stdin is read as the stdio channel (and its end closes the engine). `studio` started by a desktop
+        /// has /dev/null there, which would end it at once.
+        var readsStdin = true
+        /// The page URL's extra query (`&source=…`), after the token.
+        var pageQuery = ""
+        /// Called with the page URL once the url line is out (`studio` opens the browser there).
+        var listening: (@Sendable (String) -> Void)? = nil
+    }
+
+    static func memoryBudget(_ arguments: Arguments) throws -> Int {
+        guard let megabytes = try arguments.int("memory-mb") else { return MediaEngine.defaultMemoryBudgetBytes }
+        guard (0...1_048_576).contains(megabytes) else { throw usage("--memory-mb must be 0…1048576") }
+        return Int(megabytes) << 20
+    }
+
+    static func serve(_ setup: Setup) async throws {
         // A client that closes its end of stdout makes writes fail with EPIPE instead of killing the engine.
         signal(SIGPIPE, SIG_IGN)
         let output = LineWriter()
-        var budget = MediaEngine.defaultMemoryBudgetBytes
-        if let megabytes = try arguments.int("memory-mb") {
-            guard (0...1_048_576).contains(megabytes) else { throw usage("--memory-mb must be 0…1048576") }
-            budget = Int(megabytes) << 20
-        }
         let engine = MediaEngine(
-            memoryBudgetBytes: budget, notify: !arguments.has("no-notify"), send: { output.write($0) })
+            memoryBudgetBytes: setup.memoryBudgetBytes, notify: setup.notify, looks: setup.looks,
+            send: { output.write($0) })
         var transport: ListenTransport?
-        if let listen {
-            let allowed = try FileAccess(
-                folders: arguments.all("allow").isEmpty
-                    ? [FileManager.default.currentDirectoryPath] : arguments.all("allow"))
-            let studio = try ListenTransport.studioFolder(arguments.string("studio"))
+        if let listen = setup.listen {
+            // The looks folder is readable by the page too, when it exists (it is listed by `listLooks`).
+            var folders = setup.allowed
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: engine.looksFolder, isDirectory: &isFolder), isFolder.boolValue {
+                folders.append(engine.looksFolder)
+            }
+            let allowed = try FileAccess(folders: folders)
+            let studio = try ListenTransport.studioFolder(setup.studio)
             let server = try ListenTransport(address: listen, studio: studio, allowed: allowed, engine: engine)
-            output.write(.object([("url", .string(server.pageURL))]))
+            let page = server.pageURL + setup.pageQuery
+            output.write(.object([("url", .string(page))]))
             log(
                 "listening: \(server.pageURL.prefix(while: { $0 != "?" })) (studio: \(studio.path); allowed: \(allowed.folders.joined(separator: ", ")))"
             )
             transport = server
+            setup.listening?(page)
         }
         let closing = Closing(engine)
         output.onBroken = { closing.close(.disconnected, "stdout closed", cancelRequests: true) }
@@ -91,11 +131,15 @@ enum ServeCommand {
         // at once. The parent's exit is a SIGTERM.
         ExportSignals.install(onSignal: { closing.close($0, nil, cancelRequests: true) })
         try ParentProcess.signalOnExit(SIGTERM)
-        log("ready: JSON-RPC 2.0, one message per line on stdin/stdout (pid \(getpid()))")
-        Thread.detachNewThread {
-            readLines(into: engine)
-            // The client's last requests still get their answers; an export is stopped.
-            closing.close(.disconnected, "stdin closed", cancelRequests: false)
+        if setup.readsStdin {
+            log("ready: JSON-RPC 2.0, one message per line on stdin/stdout (pid \(getpid()))")
+            Thread.detachNewThread {
+                readLines(into: engine)
+                // The client's last requests still get their answers; an export is stopped.
+                closing.close(.disconnected, "stdin closed", cancelRequests: false)
+            }
+        } else {
+            log("ready: the page's WebSocket only; SIGTERM or SIGINT ends it (pid \(getpid()))")
         }
         await engine.closed()
         // Every answer is sent: now the WebSockets close (1001, going away).

@@ -24,6 +24,7 @@ func runCommand(_ words: [String]) async throws -> Int32 {
     case "desktop": try await DesktopCommand.run(rest)
     case "mezzanine": try await MezzanineCommand.run(rest)
     case "serve": try await ServeCommand.run(rest)
+    case "studio": try await StudioCommand.run(rest)
     case "man": try ManCommand.run(rest)
     case "completion": try CompletionCommand.run(rest)
     case "--version", "version":
@@ -67,7 +68,8 @@ func finish(_ status: Int32, message: String?) -> Never {
 }
 
 let signalSources =
-    ["export", "serve"].contains(CommandLine.arguments.dropFirst().first ?? "") ? [] : removeStagedFilesOnSignals()
+    ["export", "serve", "studio"].contains(CommandLine.arguments.dropFirst().first ?? "")
+    ? [] : removeStagedFilesOnSignals()
 
 do {
     let status = try await runCommand(Array(CommandLine.arguments.dropFirst()))

@@ -77,6 +77,15 @@ final class InstallTests: XCTestCase {
             FileManager.default.fileExists(
                 atPath: stage.appendingPathComponent("usr/share/ftgst/studio/index.html").path),
             "the studio's page")
+        // The studio's launcher entry and icon, where desktops look for them; the entry runs what is installed.
+        let entry = stage.appendingPathComponent("usr/share/applications/ftgst-studio.desktop").path
+        let validated = try Run.tool("desktop-file-validate", [entry])
+        XCTAssertEqual(validated.status, 0, validated.stdout + validated.stderr)
+        XCTAssertTrue(try String(contentsOfFile: entry, encoding: .utf8).contains("\nExec=ftgst studio %f\n"))
+        XCTAssertTrue(
+            FileManager.default.fileExists(
+                atPath: stage.appendingPathComponent("usr/share/icons/hicolor/scalable/apps/ftgst-studio.svg").path),
+            "the studio's icon")
         for doc in ["README.md", "CLI.md", "LOOKS.md"] {
             XCTAssertTrue(
                 FileManager.default.fileExists(atPath: stage.appendingPathComponent("usr/share/doc/ftgst/\(doc)").path),

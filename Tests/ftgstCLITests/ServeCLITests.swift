@@ -494,11 +494,12 @@ final class EngineProcess: @unchecked Sendable {
     private let errors = Pipe()
     private let state = Mutex<(messages: [JSONValue], unreadable: [String], stderr: String, open: Int)>(([], [], "", 2))
 
-    init(executable: URL, arguments: [String], environment: [String: String]) throws {
+    /// `nullInput`: stdin is /dev/null (as a desktop's launcher gives), not a pipe the test writes to.
+    init(executable: URL, arguments: [String], environment: [String: String], nullInput: Bool = false) throws {
         process.executableURL = executable
         process.arguments = arguments
         process.environment = environment
-        process.standardInput = input
+        process.standardInput = nullInput ? FileHandle.nullDevice : input
         process.standardOutput = output
         process.standardError = errors
         try process.run()

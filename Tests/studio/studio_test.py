@@ -108,11 +108,11 @@ class SlowHandler(http.server.BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-def start_engine(test, arguments, env):
-    """Starts `ftgst serve ARGUMENTS` (stdin kept open: the engine ends when its stdin does), stopped at the test's
-    cleanup; returns it and the url of its first stdout line."""
+def start_engine(test, arguments, env, command="serve"):
+    """Starts `ftgst serve ARGUMENTS` (or `ftgst studio …`; stdin kept open: the engine ends when its stdin does),
+    stopped at the test's cleanup; returns it and the url of its first stdout line."""
     engine = subprocess.Popen(
-        [BIN, "serve", *arguments], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        [BIN, command, *arguments], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
     )
 
     def stop():
@@ -381,6 +381,21 @@ class StudioTest(unittest.TestCase):
         self.assertEqual([c["method"] for c in calls], ["FileChooser.OpenFile"] * 2)
         self.assertEqual(calls[0]["args"][2]["filters"][0][0], "Videos and photos")
         self.assertEqual(calls[1]["args"][2]["filters"][0][0], "Looks (.cube)")
+
+    def test_the_studio_command_opens_the_file_it_is_given(self):
+        # `ftgst studio FILE`, as the launcher entry runs it for a file manager's Open with: the page it prints opens
+        # that file by itself (probe and preview), and its folder is the page's.
+        given = os.path.join(self.out, "given clip.mp4")
+        shutil.copy(os.path.join(FIXTURES, "clip.mp4"), given)
+        env = dict(os.environ, HOME=self.home, XDG_RUNTIME_DIR=os.path.join(self.tmp, "run"))
+        env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+        _, url = start_engine(self, ["--no-open", given], env, command="studio")
+        self.assertIn("&source=", url)
+        self.browser.get(url)
+        self.wait("the given file's probe", lambda: self.el("probe").get_attribute("data-ready") == "true")
+        self.assertEqual(self.el("source").get_attribute("value"), given)
+        self.assertIn("320×240", self.el("probe").text)
+        self.assertTrue(self.preview_bytes())
 
     def test_errors_line(self):
         self.wait("the WebSocket connected", lambda: self.el("connection").text == "connected")

@@ -42,6 +42,14 @@ public func saveToLibrary(_ options: SaveOptions) async throws -> SaveResult {
     try await runDetached { isCancelled in try LibrarySave.run(SaveRequest(options), isCancelled: isCancelled) }
 }
 
+/// The user's Videos and Pictures folders (`xdg-user-dir VIDEOS|PICTURES`, else `$HOME/Videos`, `$HOME/Pictures`),
+/// whether they exist or not: the studio's default `--allow` folders.
+public func userMediaFolders(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+    [LibraryKind.videos, .pictures].map {
+        URL(fileURLWithPath: SaveRequest.defaultLibrary($0, environment)).deletingLastPathComponent().path
+    }
+}
+
 /// A validated save request: both paths absolute.
 struct SaveRequest {
     var source: String

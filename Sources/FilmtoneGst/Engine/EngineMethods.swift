@@ -20,6 +20,7 @@ extension MediaEngine {
         // ftgst's own, not the plugin's: what the studio offers to choose from (FileListing.swift).
         "listFiles": { _, params, client in try await listFiles(params, client) },
         "listPresets": { _, params, client in try await listPresets(params, client) },
+        "listLooks": { engine, params, client in try await engine.listLooks(params, client) },
         "desktop": { _, params, _ in
             try request(params).refuseUnknownKeys([])
             return await desktopReport().json

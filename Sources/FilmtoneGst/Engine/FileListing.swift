@@ -129,6 +129,24 @@ extension MediaEngine {
         return try await runDetached { _ in try FileListing.list(dir, allowed: client.allowed).json }
     }
 
+    /// `listLooks` (`{}`): the `.cube` files of the engine's looks folder (`ftgst serve --looks`), by name:
+    /// `{"dir": …, "looks": [{"name","path","sizeBytes"}…]}`; an empty list when the folder does not exist. Sub-folders
+    /// are not walked. For a limited client the folder must be allowed (`serve --listen` allows it when it exists).
+    func listLooks(_ params: JSONValue, _ client: RPCClient) async throws -> JSONValue {
+        let request = try MediaEngine.request(params)
+        try request.refuseUnknownKeys([])
+        let folder = looksFolder
+        return try await runDetached { _ in
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+                return .object([("dir", .string(folder)), ("looks", .array([]))])
+            }
+            let listing = try FileListing.list(folder, allowed: client.allowed)
+            let looks = listing.entries.filter { $0.kind == .lut }.map(\.json)
+            return .object([("dir", .string(listing.folder ?? folder)), ("looks", .array(looks))])
+        }
+    }
+
     /// `listPresets` (`{presets?}`): the export presets `runExport` chooses among, `ftgst presets`' objects in
     /// `{"presets": […]}`: those of the folder given (which a limited client must be allowed), else of
     /// `$FTGST_PRESETS`, else the built-in ones.

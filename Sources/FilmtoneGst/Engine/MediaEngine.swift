@@ -55,10 +55,25 @@ public final class MediaEngine: Sendable {
 
     /// `notify`: each export shows a notification with Cancel, dock progress, keeps the machine awake
     /// (`ExportDesktop`), where the session bus offers them.
+    /// The folder of `.cube` looks `listLooks` lists (absolute; it need not exist).
+    public let looksFolder: String
+
+    /// `$XDG_DATA_HOME/ftgst/looks`, else `$HOME/.local/share/ftgst/looks` (the XDG base directory rule: a relative
+    /// `XDG_DATA_HOME` is ignored).
+    public static func defaultLooksFolder(_ environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> String
+    {
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/ftgst/looks" }
+        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
+        return home + "/.local/share/ftgst/looks"
+    }
+
     public init(
         previewParent: String? = nil, memoryBudgetBytes: Int = MediaEngine.defaultMemoryBudgetBytes,
-        idleRelease: Duration = .seconds(60), notify: Bool = false, send: @escaping Sink
+        idleRelease: Duration = .seconds(60), notify: Bool = false, looks: String? = nil, send: @escaping Sink
     ) {
+        let looks = looks ?? Self.defaultLooksFolder()
+        looksFolder = looks.hasPrefix("/") ? looks : FileManager.default.currentDirectoryPath + "/" + looks
         self.notify = notify
         primary = RPCClient(send: send)
         previews = PreviewFolder(parent: previewParent)

@@ -133,7 +133,7 @@ public enum MediaSource: Equatable, Sendable {
 
     /// For a local source: throws `FILE_NOT_FOUND` unless it is an existing regular file that can be read (checked
     /// before any decoder starts, so the user gets the precise reason rather than a pipeline error).
-    func checkExists() throws {
+    public func checkExists() throws {
         guard case .local(let path) = self else { return }
         try MediaSource.checkReadableFile(path)
     }

@@ -151,6 +151,13 @@ def OpenDirectory(self, parent_window, fd, options):
     return dbus.ObjectPath('/org/freedesktop/portal/desktop/request/0/opendirectory')
 
 
+@dbus.service.method('org.freedesktop.portal.OpenURI', in_signature='ssa{sv}', out_signature='o')
+def OpenURI(self, parent_window, uri, options):
+    served('OpenURI')
+    record(self, 'OpenURI.OpenURI', parent_window, uri, options)
+    return dbus.ObjectPath('/org/freedesktop/portal/desktop/request/0/openuri')
+
+
 @dbus.service.method('org.freedesktop.portal.OpenURI', in_signature='sha{sv}', out_signature='o',
                      async_callbacks=('reply', 'error'))
 def OpenURIOpenFile(self, parent_window, fd, options, reply=None, error=None):
