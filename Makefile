@@ -9,7 +9,7 @@ TEST_PLUGIN_DIR := .build/gst-plugins-debug
 
 .PHONY: deps build release plugin fixtures test lint format demo bench bench-lut bench-lut16 bench-export bench-mezzanine bench-serve bench-thumbs bench-photos bench-storyboard bench-batch bench-thumbnailer bench-tonemap bench-desktop bench-hevc \
 	man completions share install uninstall stage deb clean \
-	ts-client test-ts-client test-studio test-ts-browser
+	ts-client test-ts-client test-studio studio-screenshot test-ts-browser
 
 # What `swift format` formats and lints, with the checked-in .swift-format (4 spaces, 120 columns).
 SWIFT_SOURCES := Package.swift Sources Plugins Tests
@@ -103,11 +103,17 @@ test-ts-browser: ts-client build fixtures
 	FTGST_TS_CLIENT=$(CURDIR)/$(TS_CLIENT) /usr/bin/python3 Tests/studio/client_test.py
 
 # The web studio (studio/) in a real headless Chromium, driven by Selenium, against the debug ftgst serve --listen
-# (make test runs it after the TypeScript client's tests). Debian's python3 (/usr/bin/python3), whose
-# python3-selenium scripts/deps installs, not whichever python3 comes first on PATH.
+# and ftgst studio (make test runs it after the TypeScript client's tests). Debian's python3 (/usr/bin/python3),
+# whose python3-selenium scripts/deps installs, not whichever python3 comes first on PATH. Its screenshots at three
+# window sizes are kept in .build/studio-screenshots/.
 test-studio: build fixtures
 	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst \
-	/usr/bin/python3 Tests/studio/studio_test.py
+	FTGST_STUDIO_SCREENSHOTS=$(CURDIR)/.build/studio-screenshots /usr/bin/python3 Tests/studio/studio_test.py
+
+# The README's screenshot: the 1280x800 one the studio's test takes (not drawn), copied into docs/images/.
+studio-screenshot: test-studio
+	mkdir -p docs/images
+	cp .build/studio-screenshots/studio-1280x800.png docs/images/studio.png
 
 # Runs the main jobs on a generated sample and prints where the outputs are.
 demo: release

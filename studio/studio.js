@@ -13,8 +13,13 @@
     progress: $("progress"), stage: $("stage"), result: $("result"), error: $("error"),
     files: $("files"), filesDir: $("files-dir"), filesUp: $("files-up"),
     pickSource: $("pick-source"), pickInputLut: $("pick-input-lut"), pickCreativeLut: $("pick-creative-lut"),
-    picked: $("picked"),
+    picked: $("picked"), viewer: $("viewer"), placeholder: $("placeholder"), original: $("original"),
+    originalClip: $("original-clip"), divider: $("divider"), compare: $("compare"),
+    timelineHover: $("timeline-hover"), hoverTime: $("hover-time"), hoverTile: $("hover-tile"), looks: $("looks"),
+    inputPolicy: $("input-policy"), presetDescription: $("preset-description"), recent: $("recent"),
+    recentBox: $("recent-box"), sourceName: $("source-name"),
   };
+  const badges = document.querySelectorAll(".badge");
 
   // The JSON-RPC client: answers matched by id, exportProgress notifications to a handler.
   const wsURL = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/rpc" + location.search;
@@ -111,13 +116,20 @@
     ui.probe.removeAttribute("data-ready");
     try {
       const probe = await call("probeSource", { uri });
-      current = { uri, probe };
+      current = { uri, probe, frameMs: frameMilliseconds(probe) };
       ui.probe.textContent = describe(probe);
       ui.probe.setAttribute("data-ready", "true");
       const duration = Math.max(0, Math.floor(probe.durationMs || 0));
       ui.time.max = String(duration > 0 ? duration - 1 : 0);
       ui.time.value = "0";
       ui.time.disabled = probe.isImage || duration === 0;
+      ui.timeLabel.textContent = "0 ms";
+      ui.sourceName.textContent = uri.split("/").pop();
+      ui.inputPolicy.textContent = probe.inputTransform
+        ? "suggested: " + probe.inputTransform.policy + " — " + probe.inputTransform.reason : "";
+      remember(uri);
+      suggestOutput();
+      fitViewer();
       requestPreview();
     } catch (error) {
       ui.probe.textContent = "";
@@ -156,15 +168,16 @@
     if (inFlight || !current || rendered === wanted) return;
     inFlight = true;
     const ticket = wanted;
-    const params = Object.assign({ source: current.uri, maxWidth: 960, maxHeight: 540 }, look());
-    if (!ui.time.disabled) params.timeMs = Number(ui.time.value);
+    const params = Object.assign(frameParams(previewSize()), look());
     ui.preview.setAttribute("data-state", "rendering");
     try {
       const result = await call("renderPreviewFrame", params);
       if (ticket === wanted) {
-        ui.preview.src = result.url;
+        await show(ui.preview, result.url);
         ui.preview.setAttribute("data-ticket", String(ticket));
         clearError();
+        if (ui.compare.checked) await renderOriginal(params);
+        scheduleTiles();
       }
     } catch (error) {
       if (ticket === wanted) showError(error);
@@ -174,6 +187,254 @@
       if (rendered !== wanted) pumpPreview();
       else ui.preview.setAttribute("data-state", "idle");
     }
+  }
+
+  // The source and time every render of the current frame names.
+  function frameParams(size) {
+    const params = { source: current.uri, maxWidth: size.width, maxHeight: size.height };
+    if (!ui.time.disabled) params.timeMs = Number(ui.time.value);
+    return params;
+  }
+
+  // The viewer takes the source's shape: as wide as the main area, as tall as the window leaves room for, so the
+  // picture fills it (no bars) and the before/after divider splits the picture itself.
+  function fitViewer() {
+    const video = current && current.probe.video;
+    const aspect = video && video.displayWidth > 0 && video.displayHeight > 0
+      ? video.displayWidth / video.displayHeight : 16 / 9;
+    const room = ui.viewer.parentElement.getBoundingClientRect().width;
+    const height = Math.max(200, window.innerHeight - 110);
+    const width = Math.max(200, Math.min(room, height * aspect));
+    ui.viewer.style.aspectRatio = String(aspect);
+    ui.viewer.style.width = Math.floor(width) + "px";
+  }
+
+  // The viewer's size in device pixels (at most 1920×1080): the preview is rendered at the size it is seen.
+  function previewSize() {
+    const ratio = window.devicePixelRatio || 1;
+    const box = ui.viewer.getBoundingClientRect();
+    return {
+      width: Math.max(160, Math.min(1920, Math.round(box.width * ratio))),
+      height: Math.max(90, Math.min(1080, Math.round(box.height * ratio))),
+    };
+  }
+
+  // An <img> shows a picture only once it has loaded (never a broken image); resolves then, or on its error.
+  function show(img, url) {
+    return new Promise((resolve) => {
+      img.onload = () => {
+        img.hidden = false;
+        ui.placeholder.hidden = true;
+        resolve(true);
+      };
+      img.onerror = () => resolve(false);
+      img.src = url;
+    });
+  }
+
+  // Before / after: the same frame without the look, shown left of a draggable divider.
+  let split = 50;
+
+  async function renderOriginal(params) {
+    const plain = { source: params.source, maxWidth: params.maxWidth, maxHeight: params.maxHeight };
+    if (params.timeMs !== undefined) plain.timeMs = params.timeMs;
+    const result = await call("renderPreviewFrame", plain);
+    await show(ui.original, result.url);
+    ui.original.setAttribute("data-ticket", ui.preview.getAttribute("data-ticket") || "");
+    layoutSplit();
+  }
+
+  function layoutSplit() {
+    const on = ui.compare.checked && !ui.original.hidden;
+    ui.viewer.setAttribute("data-compare", on ? "on" : "off");
+    ui.originalClip.hidden = !on;
+    ui.divider.hidden = !on;
+    for (const badge of badges) badge.hidden = !on;
+    if (!on) return;
+    // The pictures are letterboxed alike (object-fit: contain), so a split of the viewer splits both the same.
+    ui.originalClip.style.clipPath = "inset(0 " + (100 - split) + "% 0 0)";
+    ui.divider.style.left = split + "%";
+    ui.divider.setAttribute("aria-valuenow", String(Math.round(split)));
+  }
+
+  function moveSplit(clientX) {
+    const box = ui.viewer.getBoundingClientRect();
+    split = Math.min(100, Math.max(0, ((clientX - box.left) / box.width) * 100));
+    layoutSplit();
+  }
+
+  ui.compare.addEventListener("change", () => {
+    if (ui.compare.checked && current) {
+      renderOriginal(Object.assign(frameParams(previewSize()), look())).catch(showError);
+    }
+    layoutSplit();
+  });
+  ui.viewer.addEventListener("pointerdown", (event) => {
+    if (!ui.compare.checked) return;
+    ui.viewer.setPointerCapture(event.pointerId);
+    moveSplit(event.clientX);
+  });
+  ui.viewer.addEventListener("pointermove", (event) => {
+    if (ui.viewer.hasPointerCapture(event.pointerId)) moveSplit(event.clientX);
+  });
+  ui.divider.addEventListener("keydown", (event) => {
+    if (event.key !== "ArrowLeft" && event.key !== "ArrowRight") return;
+    event.preventDefault();
+    event.stopPropagation();
+    split = Math.min(100, Math.max(0, split + (event.key === "ArrowLeft" ? -5 : 5)));
+    layoutSplit();
+  });
+
+  // The looks library: "None" and every look of the engine's looks folder (listLooks), each a tile showing the
+  // current frame with that look, rendered small after the preview; a click applies it.
+  let libraryLooks = [];
+
+  async function loadLooks() {
+    try {
+      const { looks } = await call("listLooks", {});
+      libraryLooks = looks;
+    } catch (error) {
+      libraryLooks = [];
+    }
+    const tiles = [{ name: "None", path: "" }].concat(libraryLooks).map(lookTile);
+    ui.looks.replaceChildren(...tiles);
+    ui.looks.setAttribute("data-ready", "true");
+    markSelectedLook();
+  }
+
+  function lookTile(entry) {
+    const tile = document.createElement("button");
+    tile.type = "button";
+    tile.className = "look-tile";
+    tile.setAttribute("role", "listitem");
+    tile.setAttribute("data-test", "look-tile");
+    tile.setAttribute("data-testid", "look-tile");
+    tile.setAttribute("data-path", entry.path);
+    tile.setAttribute("aria-pressed", "false");
+    tile.title = entry.path || "no look";
+    const img = document.createElement("img");
+    img.alt = "";
+    img.hidden = true;
+    const name = document.createElement("span");
+    name.textContent = entry.name.replace(/\.cube$/i, "");
+    tile.append(img, name);
+    tile.addEventListener("click", () => {
+      ui.creativeLut.value = entry.path;
+      markSelectedLook();
+      requestPreview();
+    });
+    return tile;
+  }
+
+  function markSelectedLook() {
+    for (const tile of ui.looks.children) {
+      tile.setAttribute("aria-pressed", String(tile.getAttribute("data-path") === ui.creativeLut.value.trim()));
+    }
+  }
+
+  // Tiles follow the frame: rendered one at a time, after the preview, the newest frame's only.
+  let tileTimer = null;
+  let tileGeneration = 0;
+
+  function scheduleTiles() {
+    clearTimeout(tileTimer);
+    tileTimer = setTimeout(renderTiles, 250);
+  }
+
+  async function renderTiles() {
+    if (!current) return;
+    const generation = ++tileGeneration;
+    const base = frameParams({ width: 192, height: 108 });
+    for (const tile of Array.from(ui.looks.children)) {
+      if (generation !== tileGeneration) return;
+      const params = Object.assign({}, base);
+      const path = tile.getAttribute("data-path");
+      if (path) params.creativeLut = path;
+      if (ui.inputLut.value.trim()) params.inputLut = ui.inputLut.value.trim();
+      try {
+        const result = await call("renderPreviewFrame", params);
+        if (generation !== tileGeneration) return;
+        await show(tile.querySelector("img"), result.url);
+        tile.setAttribute("data-frame", String(params.timeMs || 0));
+      } catch (error) {
+        tile.setAttribute("data-error", error.message || String(error));
+      }
+    }
+    ui.looks.setAttribute("data-tiles", "rendered");
+  }
+
+  // The timeline: a frame a key press (one second with Shift), and the time under the pointer while hovering.
+  function frameMilliseconds(probe) {
+    const rate = probe.video && probe.video.frameRate;
+    const parts = rate ? String(rate).split("/").map(Number) : [];
+    return parts.length === 2 && parts[0] > 0 && parts[1] > 0 ? (1000 * parts[1]) / parts[0] : 40;
+  }
+
+  function stepTime(milliseconds) {
+    if (!current || ui.time.disabled) return;
+    const next = Math.min(Number(ui.time.max), Math.max(0, Number(ui.time.value) + milliseconds));
+    ui.time.value = String(Math.round(next));
+    ui.timeLabel.textContent = ui.time.value + " ms";
+    requestPreview();
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "ArrowLeft" && event.key !== "ArrowRight") return;
+    const target = event.target;
+    if (target && (target.tagName === "INPUT" && target.type === "text" || target.tagName === "SELECT" ||
+      target.tagName === "TEXTAREA")) return;
+    event.preventDefault();
+    const sign = event.key === "ArrowLeft" ? -1 : 1;
+    stepTime(sign * (event.shiftKey ? 1000 : (current ? current.frameMs : 40)));
+  });
+
+  ui.time.addEventListener("mousemove", (event) => {
+    if (ui.time.disabled) return;
+    const box = ui.time.getBoundingClientRect();
+    const fraction = Math.min(1, Math.max(0, (event.clientX - box.left) / box.width));
+    const ms = Math.round(fraction * Number(ui.time.max));
+    ui.hoverTime.textContent = (ms / 1000).toFixed(2) + " s";
+    ui.timelineHover.style.left = (event.clientX - ui.timelineHover.parentElement.getBoundingClientRect().left) + "px";
+    ui.timelineHover.setAttribute("data-ms", String(ms));
+    ui.timelineHover.hidden = false;
+  });
+  ui.time.addEventListener("mouseleave", () => { ui.timelineHover.hidden = true; });
+
+  // Recent sources, kept in this browser.
+  function remember(uri) {
+    let list = [];
+    try { list = JSON.parse(localStorage.getItem("ftgst.recent") || "[]"); } catch (_) { list = []; }
+    list = [uri].concat(list.filter((item) => item !== uri)).slice(0, 6);
+    try { localStorage.setItem("ftgst.recent", JSON.stringify(list)); } catch (_) { /* private mode */ }
+    showRecent(list);
+  }
+
+  function showRecent(list) {
+    ui.recentBox.hidden = list.length === 0;
+    ui.recent.replaceChildren(...list.map((uri) => {
+      const li = document.createElement("li");
+      li.appendChild(button(uri.split("/").pop(), "recent-open", () => {
+        ui.source.value = uri;
+        openSource();
+      }, "link name"));
+      li.title = uri;
+      return li;
+    }));
+  }
+
+  // An output name from the source: beside it, "-look" added, the preset's extension (mp4 by default); only while
+  // the field is empty or still holds the last suggestion.
+  let suggested = "";
+
+  function suggestOutput() {
+    if (!current || (ui.output.value.trim() && ui.output.value !== suggested)) return;
+    const preset = presetsByName[ui.preset.value];
+    const ext = current.probe.isImage ? "jpg" : (preset && preset.extensions && preset.extensions[0]) || "mp4";
+    const slash = current.uri.lastIndexOf("/");
+    const folder = slash >= 0 ? current.uri.slice(0, slash + 1) : "";
+    const name = current.uri.slice(slash + 1).replace(/\.[^.]*$/, "");
+    suggested = folder + name + "-look." + ext;
+    ui.output.value = suggested;
   }
 
   // Exports: one at a time, its progress on the bar.
@@ -200,9 +461,16 @@
     ui.cancel.disabled = false;
     ui.save.disabled = true;
     ui.share.disabled = true;
+    const started = performance.now();
     onProgress = (p) => {
       ui.progress.value = p.progress;
-      ui.stage.textContent = p.stage + (p.totalFrames ? " " + p.currentFrame + "/" + p.totalFrames : "");
+      const seconds = (performance.now() - started) / 1000;
+      const fps = seconds > 0 ? p.currentFrame / seconds : 0;
+      let text = p.stage;
+      if (p.totalFrames) text += " · frame " + p.currentFrame + "/" + p.totalFrames;
+      if (fps > 0) text += " · " + fps.toFixed(1) + " fps";
+      if (fps > 0 && p.totalFrames) text += " · " + Math.max(0, (p.totalFrames - p.currentFrame) / fps).toFixed(0) + " s left";
+      ui.stage.textContent = text;
     };
     try {
       const result = await call("runExport", params);
@@ -329,10 +597,13 @@
   }
 
   // Presets: those runExport chooses among (listPresets), after "by the output's extension".
+  const presetsByName = {};
+
   async function loadPresets() {
     try {
       const { presets } = await call("listPresets", {});
       for (const preset of presets) {
+        presetsByName[preset.name] = preset;
         const option = document.createElement("option");
         option.value = preset.name;
         option.textContent = preset.name + " — " + preset.description;
@@ -358,6 +629,17 @@
     ui.timeLabel.textContent = ui.time.value + " ms";
     requestPreview();
   });
+  ui.preset.addEventListener("change", () => {
+    const preset = presetsByName[ui.preset.value];
+    ui.presetDescription.textContent = preset ? preset.description : "";
+    suggestOutput();
+  });
+  ui.creativeLut.addEventListener("change", markSelectedLook);
+  window.addEventListener("resize", () => {
+    if (!current) return;
+    fitViewer();
+    requestPreview();
+  });
   ui.intensity.addEventListener("input", () => {
     ui.intensityLabel.textContent = Number(ui.intensity.value).toFixed(2);
     requestPreview();
@@ -376,5 +658,7 @@
     return openSource();
   }
 
-  connect().then(() => Promise.all([showFolder(null), loadPresets(), openGivenSource()])).catch(showError);
+  try { showRecent(JSON.parse(localStorage.getItem("ftgst.recent") || "[]")); } catch (_) { /* none kept */ }
+  connect().then(() => Promise.all([showFolder(null), loadPresets(), loadLooks(), openGivenSource()]))
+    .catch(showError);
 })();

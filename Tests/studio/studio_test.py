@@ -441,5 +441,173 @@ class StudioTest(unittest.TestCase):
         self.assertEqual(os.listdir(self.out), [], "nothing left beside OUT")
 
 
+# Where the page's screenshots go (kept as test artifacts; `make studio-screenshot` copies the 1280x800 one into
+# docs/images/ for the README).
+SCREENSHOTS = os.environ.get("FTGST_STUDIO_SCREENSHOTS", "")
+
+# JavaScript for the checks below: a PNG (base64) decoded in the page, and the mean RGB of a rectangle of it (as
+# fractions of its size), so that pixels are read without an image library in Python.
+MEAN_RGB = """
+const [data, x0, x1, y0, y1, done] = arguments;
+const img = new Image();
+img.onload = () => {
+  const c = document.createElement("canvas");
+  c.width = img.naturalWidth; c.height = img.naturalHeight;
+  const g = c.getContext("2d"); g.drawImage(img, 0, 0);
+  const w = c.width, h = c.height;
+  const px = g.getImageData(Math.floor(x0 * w), Math.floor(y0 * h),
+                            Math.max(1, Math.floor((x1 - x0) * w)), Math.max(1, Math.floor((y1 - y0) * h))).data;
+  const sum = [0, 0, 0];
+  for (let i = 0; i < px.length; i += 4) { sum[0] += px[i]; sum[1] += px[i + 1]; sum[2] += px[i + 2]; }
+  const n = px.length / 4;
+  done([sum[0] / n, sum[1] / n, sum[2] / n]);
+};
+img.onerror = () => done(null);
+img.src = "data:image/png;base64," + data;
+"""
+
+
+class StudioAppTest(unittest.TestCase):
+    """`ftgst studio --no-open FILE` (issue 31): the page as a person uses it, its looks library from the looks folder
+    (an inverting look and a dimming one), before/after, the layout at three window sizes."""
+
+    def setUp(self):
+        self.assertTrue(BIN and os.access(BIN, os.X_OK), "FTGST_BIN must name the ftgst binary")
+        self.tmp = tempfile.mkdtemp(prefix="ftgst-studio-app-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.home = os.path.join(self.tmp, "home")
+        looks = os.path.join(self.home, ".local", "share", "ftgst", "looks")
+        os.makedirs(looks)
+        os.makedirs(os.path.join(self.home, "Videos"))
+        with open(os.path.join(looks, "Invert.cube"), "w") as f:
+            f.write(INVERT_CUBE)
+        with open(os.path.join(looks, "Dim.cube"), "w") as f:
+            f.write("LUT_3D_SIZE 2\n" + "".join(
+                f"{r * 0.5} {g * 0.5} {b * 0.5}\n" for b in (0, 1) for g in (0, 1) for r in (0, 1)))
+        self.clip = os.path.join(self.home, "Videos", "clip.mp4")
+        shutil.copy(os.path.join(FIXTURES, "clip.mp4"), self.clip)
+        env = dict(os.environ, HOME=self.home, XDG_RUNTIME_DIR=os.path.join(self.tmp, "run"),
+                   XDG_CONFIG_HOME=os.path.join(self.home, ".config"))
+        os.mkdir(os.path.join(self.tmp, "run"), 0o700)
+        for name in ("DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", "XDG_DATA_HOME"):
+            env.pop(name, None)
+        _, self.url = start_engine(self, ["--no-open", self.clip], env, command="studio")
+        self.page = self.url.split("&source=")[0]
+        self.browser = headless_chrome(self, "--window-size=1280,800")
+
+    def el(self, testid):
+        return self.browser.find_element(By.CSS_SELECTOR, f'[data-test="{testid}"]')
+
+    def wait(self, what, condition, seconds=30):
+        try:
+            return WebDriverWait(self.browser, seconds, poll_frequency=0.1).until(lambda _: condition())
+        except Exception as error:
+            self.fail(f"{what} within {seconds} s (error line: {self.el('error').text!r}; {error!r})")
+
+    def wait_preview(self):
+        self.wait("a loaded preview", lambda: self.browser.execute_script(
+            "const i = arguments[0]; return !i.hidden && i.complete && i.naturalWidth > 0 && i.dataset.state === 'idle';",
+            self.el("preview")))
+
+    def mean(self, png, x0=0.0, x1=1.0, y0=0.0, y1=1.0):
+        value = self.browser.execute_async_script(MEAN_RGB, base64.b64encode(png).decode(), x0, x1, y0, y1)
+        self.assertIsNotNone(value, "the PNG decodes")
+        return value
+
+    def preview_png(self):
+        self.wait_preview()
+        encoded = self.browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            fetch(arguments[0].src).then((r) => r.arrayBuffer()).then((b) => {
+              let s = ""; for (const x of new Uint8Array(b)) s += String.fromCharCode(x); done(btoa(s));
+            }).catch((e) => done("error: " + e));""", self.el("preview"))
+        self.assertFalse(encoded.startswith("error"), encoded)
+        return base64.b64decode(encoded)
+
+    def tiles(self):
+        return self.browser.find_elements(By.CSS_SELECTOR, '[data-test="look-tile"]')
+
+    def test_layout_at_three_sizes(self):
+        # Before a source: a placeholder, never a broken image.
+        self.browser.get(self.page)
+        self.wait("the connection", lambda: self.browser.find_element(By.ID, "conn").text == "connected")
+        self.assertTrue(self.browser.execute_script("return arguments[0].hidden;", self.el("preview")))
+        self.assertTrue(self.browser.find_element(By.ID, "placeholder").is_displayed())
+
+        for width, height in ((1280, 800), (1920, 1080), (800, 900)):
+            self.browser.set_window_size(width, height)
+            self.browser.get(self.url)
+            self.wait_preview()
+            inner = self.browser.execute_script("return window.innerWidth;")
+            shown = self.el("preview").rect["width"]
+            share = 0.55 if width > 900 else 0.9
+            self.assertGreaterEqual(shown, share * inner, f"the preview at {width}x{height}: {shown} of {inner} px")
+            self.assertLessEqual(self.browser.execute_script("return document.documentElement.scrollWidth;"), inner,
+                                 f"nothing wider than the window at {width}x{height}")
+            for testid in ("source", "open", "timeline", "looks", "intensity", "compare", "output", "export",
+                           "progress", "cancel"):
+                self.assertTrue(self.el(testid).is_displayed() or testid == "timeline-hover", testid)
+            self.wait("the look tiles", lambda: self.el("looks").get_attribute("data-tiles") == "rendered")
+            if SCREENSHOTS:
+                os.makedirs(SCREENSHOTS, exist_ok=True)
+                self.browser.save_screenshot(os.path.join(SCREENSHOTS, f"studio-{width}x{height}.png"))
+
+    def test_looks_intensity_compare_and_keys(self):
+        self.browser.get(self.url)
+        self.wait("the given file opened", lambda: self.browser.find_element(By.ID, "probe")
+                  .get_attribute("data-ready") == "true")
+        self.wait("the library", lambda: self.el("looks").get_attribute("data-ready") == "true")
+        names = [t.text for t in self.tiles()]
+        self.assertEqual(names, ["None", "Dim", "Invert"], "None, then the looks folder's .cube files by name")
+        original = self.preview_png()
+        self.wait("the look tiles", lambda: self.el("looks").get_attribute("data-tiles") == "rendered")
+
+        # A tile applies its look: the preview is the inverted frame.
+        invert = [t for t in self.tiles() if t.text == "Invert"][0]
+        ticket = self.el("preview").get_attribute("data-ticket")
+        invert.click()
+        self.wait("the look's preview", lambda: self.el("preview").get_attribute("data-ticket") != ticket)
+        looked = self.preview_png()
+        self.assertEqual(invert.get_attribute("aria-pressed"), "true")
+        before, after = self.mean(original), self.mean(looked)
+        for channel in range(3):
+            self.assertAlmostEqual(before[channel] + after[channel], 255, delta=12, msg=f"inverted: {before} {after}")
+
+        # Intensity 0 gives the original back.
+        ticket = self.el("preview").get_attribute("data-ticket")
+        self.browser.execute_script(
+            "const e = arguments[0]; e.value = '0'; e.dispatchEvent(new Event('input', {bubbles: true}));",
+            self.el("intensity"))
+        self.wait("the intensity's preview", lambda: self.el("preview").get_attribute("data-ticket") != ticket)
+        for a, b in zip(self.mean(self.preview_png()), before):
+            self.assertAlmostEqual(a, b, delta=0.5)
+        self.browser.execute_script(
+            "const e = arguments[0]; e.value = '1'; e.dispatchEvent(new Event('input', {bubbles: true}));",
+            self.el("intensity"))
+
+        # Before / after: the original left of the divider, the look right of it, in what the viewer shows.
+        self.el("compare").click()
+        self.wait("the split", lambda: self.browser.find_element(By.ID, "viewer").get_attribute("data-compare") == "on")
+        self.wait_preview()
+        shot = self.browser.find_element(By.ID, "viewer").screenshot_as_png
+        left, right = self.mean(shot, 0.05, 0.45, 0.2, 0.8), self.mean(shot, 0.55, 0.95, 0.2, 0.8)
+        plain_left, plain_right = self.mean(original, 0.05, 0.45, 0.2, 0.8), self.mean(original, 0.55, 0.95, 0.2, 0.8)
+        for channel in range(3):
+            self.assertAlmostEqual(left[channel], plain_left[channel], delta=20, msg=f"left is the original {left}")
+            self.assertAlmostEqual(right[channel], 255 - plain_right[channel], delta=20,
+                                   msg=f"right is the look {right}")
+
+        # Keys: one frame on (33 ms at 30 fps), one second with Shift.
+        body = self.browser.find_element(By.TAG_NAME, "body")
+        self.browser.execute_script("document.activeElement.blur();")
+        body.send_keys("\ue014")  # ArrowRight
+        self.wait("one frame on", lambda: self.el("timeline").get_attribute("value") == "33")
+        body.send_keys("\ue008\ue014")  # Shift+ArrowRight
+        self.wait("one second on", lambda: self.el("timeline").get_attribute("value") == "1033")
+
+        # The output name suggested from the source.
+        self.assertEqual(self.el("output").get_attribute("value"), os.path.join(self.home, "Videos", "clip-look.mp4"))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -45,14 +45,16 @@ public struct FileAccess: Sendable, Equatable {
     /// Files outside them the client may name all the same: those its user picked (real paths).
     var picked: Set<String> = []
 
-    /// Resolves each folder; `INVALID_ARGUMENT` for one that is not an existing folder.
+    /// Resolves each folder (a folder named twice, by whatever path, is kept once); `INVALID_ARGUMENT` for one that
+    /// is not an existing folder.
     public init(folders: [String]) throws {
-        self.folders = try folders.map { folder in
+        var seen: Set<String> = []
+        self.folders = try folders.compactMap { folder in
             var isFolder: ObjCBool = false
             guard let real = FileAccess.realPath(folder),
                 FileManager.default.fileExists(atPath: real, isDirectory: &isFolder), isFolder.boolValue
             else { throw FilmtoneError(.invalidArgument, "--allow \(folder): not a folder") }
-            return real
+            return seen.insert(real).inserted ? real : nil
         }
     }
 
