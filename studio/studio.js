@@ -131,6 +131,7 @@
       suggestOutput();
       fitViewer();
       requestPreview();
+      loadStoryboard(uri, probe);
     } catch (error) {
       ui.probe.textContent = "";
       showError(error);
@@ -388,6 +389,70 @@
     stepTime(sign * (event.shiftKey ? 1000 : (current ? current.frameMs : 40)));
   });
 
+  // The storyboard under the hover: the engine's sheets and WebVTT (renderStoryboard), about a hundred tiles over
+  // the whole video, each sheet fetched once into this page (the engine's preview folder keeps only the newest).
+  let storyboard = { uri: null, cues: [] };
+
+  function vttSeconds(text) {
+    const parts = text.trim().split(":").map(Number);
+    return parts.reduce((total, part) => total * 60 + part, 0);
+  }
+
+  function parseVtt(text) {
+    const cues = [];
+    for (const block of text.split(/\n\n+/)) {
+      const lines = block.split("\n");
+      const timing = lines.findIndex((line) => line.includes("-->"));
+      if (timing < 0 || !lines[timing + 1]) continue;
+      const [from, to] = lines[timing].split("-->");
+      const target = lines[timing + 1].trim();
+      const hash = target.lastIndexOf("#xywh=");
+      if (hash < 0) continue;
+      const [x, y, w, h] = target.slice(hash + 6).split(",").map(Number);
+      cues.push({ start: vttSeconds(from) * 1000, end: vttSeconds(to) * 1000, url: target.slice(0, hash), x, y, w, h });
+    }
+    return cues;
+  }
+
+  async function loadStoryboard(uri, probe) {
+    storyboard = { uri, cues: [] };
+    ui.timelineHover.removeAttribute("data-storyboard");
+    const duration = Math.floor(probe.durationMs || 0);
+    if (probe.isImage || duration <= 0) return;
+    const everyMs = Math.max(100, Math.ceil(duration / 100));
+    try {
+      const result = await call("renderStoryboard",
+        { source: uri, everyMs, tileWidth: 160, toleranceMs: Math.floor(everyMs / 2) });
+      const cues = parseVtt(result.vtt);
+      const blobs = {};
+      for (const sheet of result.sheets) {
+        const response = await fetch(sheet.url);
+        blobs[sheet.url] = URL.createObjectURL(await response.blob());
+      }
+      for (const cue of cues) cue.blob = blobs[cue.url];
+      if (storyboard.uri !== uri) return;  // another source opened meanwhile
+      storyboard = { uri, cues };
+      ui.timelineHover.setAttribute("data-storyboard", "ready");
+    } catch (error) {
+      ui.timelineHover.setAttribute("data-storyboard", "failed");
+    }
+  }
+
+  function showHoverTile(ms) {
+    const cue = storyboard.cues.find((c) => ms >= c.start && ms < c.end) || storyboard.cues[storyboard.cues.length - 1];
+    if (!cue || !cue.blob) {
+      ui.hoverTile.hidden = true;
+      return;
+    }
+    ui.hoverTile.hidden = false;
+    ui.hoverTile.style.width = cue.w + "px";
+    ui.hoverTile.style.height = cue.h + "px";
+    ui.hoverTile.style.backgroundImage = "url(" + cue.blob + ")";
+    ui.hoverTile.style.backgroundPosition = -cue.x + "px " + -cue.y + "px";
+    ui.hoverTile.setAttribute("data-xywh", [cue.x, cue.y, cue.w, cue.h].join(","));
+    ui.hoverTile.setAttribute("data-cue", cue.start + "-" + cue.end);
+  }
+
   ui.time.addEventListener("mousemove", (event) => {
     if (ui.time.disabled) return;
     const box = ui.time.getBoundingClientRect();
@@ -396,6 +461,7 @@
     ui.hoverTime.textContent = (ms / 1000).toFixed(2) + " s";
     ui.timelineHover.style.left = (event.clientX - ui.timelineHover.parentElement.getBoundingClientRect().left) + "px";
     ui.timelineHover.setAttribute("data-ms", String(ms));
+    showHoverTile(ms);
     ui.timelineHover.hidden = false;
   });
   ui.time.addEventListener("mouseleave", () => { ui.timelineHover.hidden = true; });

@@ -106,6 +106,40 @@ final class StudioCLITests: XCTestCase {
         XCTAssertEqual(engine.exitStatus, 0, engine.stderr)
     }
 
+    /// `renderStoryboard`: the sheets served like previews, and the WebVTT text whose cues name them, a tile every
+    /// `everyMs` over the clip; a source outside the page's folders is refused.
+    func testTheStoryboardIsServedWithCuesNamingItsSheets() throws {
+        let clip = home.appendingPathComponent("Videos/clip.mp4")
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: clip.path)
+        let (engine, page) = try start(["--no-open"])
+        let rpc = try socket(page)
+        let answer = try rpc.call(
+            id: 1, "renderStoryboard",
+            .object([
+                ("source", .string(clip.path)), ("everyMs", .int(500)), ("tileWidth", .int(80)),
+                ("toleranceMs", .int(250)),
+            ]))
+        let result = try XCTUnwrap(answer["result"], answer.serialized)
+        XCTAssertEqual(result["tiles"]?.int, 6, "3 s, one every 500 ms")
+        let sheet = try XCTUnwrap(result["sheets"]?.array?.first?["url"]?.string)
+        let saved = home.appendingPathComponent("sheet.jpg")
+        let fetched = try Run.tool("curl", ["-s", "--max-time", "10", "-o", saved.path, sheet], timeout: 20)
+        XCTAssertEqual(fetched.status, 0, fetched.stderr)
+        XCTAssertEqual(Array(try Data(contentsOf: saved).prefix(2)), [0xFF, 0xD8], "a JPEG")
+        let vtt = try XCTUnwrap(result["vtt"]?.string)
+        XCTAssertTrue(vtt.hasPrefix("WEBVTT"), vtt)
+        XCTAssertTrue(vtt.contains("00:00:01.000 --> 00:00:01.500\n\(sheet)#xywh=160,0,80,60\n"), vtt)
+        XCTAssertFalse(vtt.contains("sheet-001.jpg"), "every cue names the served sheet")
+
+        let elsewhere = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("clip.mp4")
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: elsewhere.path)
+        let outside = try rpc.call(
+            id: 2, "renderStoryboard", .object([("source", .string(elsewhere.path)), ("everyMs", .int(500))]))
+        XCTAssertEqual(outside["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT", outside.serialized)
+        engine.closeInput()
+        XCTAssertTrue(engine.waitForExit(timeout: 20))
+    }
+
     /// `ftgst studio FILE` (a file manager's Open with): the page's URL names it as `source`, and its folder,
     /// though none of the defaults, is the page's to read.
     func testAFileGivenIsThePagesSourceAndItsFolderIsAllowed() throws {

@@ -26,6 +26,7 @@ import private_bus as desktop_bus  # noqa: E402
 from selenium import webdriver
 from selenium.common.exceptions import JavascriptException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -604,6 +605,24 @@ class StudioAppTest(unittest.TestCase):
         self.wait("one frame on", lambda: self.el("timeline").get_attribute("value") == "33")
         body.send_keys("\ue008\ue014")  # Shift+ArrowRight
         self.wait("one second on", lambda: self.el("timeline").get_attribute("value") == "1033")
+
+        # Hovering the timeline shows the storyboard tile of the time under the pointer: the engine's WebVTT cue
+        # (about a hundred tiles over a clip, none closer than 100 ms: 3 s gives 30, ten a row).
+        self.wait("the storyboard", lambda: self.el("timeline-hover").get_attribute("data-storyboard") == "ready")
+        timeline = self.el("timeline")
+        ActionChains(self.browser).move_to_element_with_offset(timeline, int(timeline.rect["width"] * 0.25), 0).perform()
+        hover = self.el("timeline-hover")
+        self.wait("the hover", lambda: hover.is_displayed() and hover.get_attribute("data-ms") is not None)
+        ms = int(hover.get_attribute("data-ms"))
+        tile = self.browser.find_element(By.ID, "hover-tile")
+        start, end = (float(v) for v in tile.get_attribute("data-cue").split("-"))
+        self.assertTrue(start <= ms < end, f"the cue {start}-{end} holds {ms} ms")
+        index = int(start // 100)
+        x, y, w, h = (int(v) for v in tile.get_attribute("data-xywh").split(","))
+        self.assertEqual((x, y), ((index % 10) * w, (index // 10) * h), f"the tile of the cue {start}-{end}")
+        self.assertEqual((w, h), (160, 120))
+        self.assertEqual((round(tile.rect["width"]), round(tile.rect["height"])), (w, h))
+        self.assertTrue(tile.value_of_css_property("background-image").startswith('url("blob:'))
 
         # The output name suggested from the source.
         self.assertEqual(self.el("output").get_attribute("value"), os.path.join(self.home, "Videos", "clip-look.mp4"))

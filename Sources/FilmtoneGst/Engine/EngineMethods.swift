@@ -21,6 +21,7 @@ extension MediaEngine {
         "listFiles": { _, params, client in try await listFiles(params, client) },
         "listPresets": { _, params, client in try await listPresets(params, client) },
         "listLooks": { engine, params, client in try await engine.listLooks(params, client) },
+        "renderStoryboard": { engine, params, client in try await engine.renderStoryboard(params, client) },
         "desktop": { _, params, _ in
             try request(params).refuseUnknownKeys([])
             return await desktopReport().json
