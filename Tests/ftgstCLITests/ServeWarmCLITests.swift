@@ -65,6 +65,29 @@ final class ServeWarmCLITests: XCTestCase {
         [("source", .string(source)), ("timeMs", .int(1400)), ("maxWidth", .int(320))] + look
     }
 
+    /// The studio's look tiles after its preview: a smaller box of a frame already decoded for a larger one is that
+    /// frame scaled down, not decoded again (`warm.frame`), at the size and time a cold request gives, its pixels
+    /// within the scalers' difference (`WarmPreviewsTests` checks when the size is certain).
+    func testASmallerBoxOfACachedFrameIsScaledFromIt() throws {
+        let source = try TestEnvironment.fixture("direct-hd-unstated.mp4")
+        let engine = try startEngine()
+        let base: [(String, JSONValue)] = [("source", .string(source)), ("timeMs", .int(520))]
+        let large = try warmPreview(engine, base + [("maxWidth", .int(960)), ("maxHeight", .int(540))], "large.png")
+        XCTAssertEqual(large["warm"]?["frame"], .bool(false), large.serialized)
+        let tile = try warmPreview(engine, base + [("maxWidth", .int(192)), ("maxHeight", .int(108))], "tile.png")
+        XCTAssertEqual(tile["warm"]?["frame"], .bool(true), "scaled from the 960-px frame: \(tile.serialized)")
+        XCTAssertEqual(tile["warm"]?["pipeline"], .bool(false), tile.serialized)
+
+        let cold = try warmPreview(
+            try startEngine(), base + [("maxWidth", .int(192)), ("maxHeight", .int(108))], "tile-cold.png")
+        XCTAssertEqual(cold["warm"]?["frame"], .bool(false), cold.serialized)
+        for key in ["width", "height", "timeMs"] { XCTAssertEqual(tile[key], cold[key], key) }
+        let scaled = try DecodedImage.read(work.appendingPathComponent("tile.png").path)
+        let decoded = try DecodedImage.read(work.appendingPathComponent("tile-cold.png").path)
+        XCTAssertGreaterThan(scaled.psnr(decoded), 30)
+
+    }
+
     /// Changing only the intensity, then only the LUTs, reuses the frame (and the kernels once seen) and gives
     /// the CLI's pixels each time.
     func testWarmPreviewsEqualTheOneShotPreviewForIntensityAndLUTChanges() throws {

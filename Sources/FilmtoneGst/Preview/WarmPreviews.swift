@@ -183,6 +183,12 @@ final class WarmPreviews: Sendable {
         if case .frame(let cached, let mezzanine)? = lookUp(.frame(key)) {
             (frame, usedMezzanine) = (cached, mezzanine)
             reuse.frame = true
+        } else if let (scaled, mezzanine) = scaledFromLarger(key) {
+            // The same frame, cached for a larger box (the studio's preview, then its look tiles): scaled down
+            // rather than decoded again.
+            (frame, usedMezzanine) = (scaled, mezzanine)
+            reuse.frame = true
+            insert(.frame(key), .frame(frame, usedMezzanine: usedMezzanine), bytes: frame.image.pixels.count + 256)
         } else {
             var plain = request
             plain.frame.look = nil
@@ -292,6 +298,47 @@ final class WarmPreviews: Sendable {
     }
 
     // MARK: - Keys
+
+    /// The frame of `key` made from the same frame cached for a larger box: the largest such, scaled down to the
+    /// size `key`'s box gives (`FrameRecipe.outputSize`) with the Lanczos resampler. Only when that size is certain:
+    /// the cached picture is itself a rounded scaling of the source's display size, so the output size is computed
+    /// at both ends of the aspect ratios it may stand for, and they must agree; nil otherwise (then it is decoded).
+    private func scaledFromLarger(_ key: FrameKey) -> (GrabbedFrame, Bool)? {
+        let candidates: [(GrabbedFrame, Bool)] = state.withLock { state in
+            state.entries.compactMap { entry -> (GrabbedFrame, Bool)? in
+                guard case .frame(let other) = entry.key, case .frame(let frame, let mezzanine) = entry.value.value
+                else { return nil }
+                var same = other
+                same.maxWidth = key.maxWidth
+                same.maxHeight = key.maxHeight
+                return same == key && !frame.isStill ? (frame, mezzanine) : nil
+            }
+        }
+        guard let (larger, mezzanine) = candidates.max(by: { $0.0.image.width < $1.0.image.width }) else { return nil }
+        let (width, height) = (larger.image.width, larger.image.height)
+        guard let size = Self.certainSize(width: width, height: height, box: (key.maxWidth, key.maxHeight)),
+            size.width < width, size.height < height
+        else { return nil }
+        var frame = larger
+        frame.image = ImageResampler.resized(larger.image, width: size.width, height: size.height)
+        return (frame, mezzanine)
+    }
+
+    /// The output size for a picture shown `width`×`height` after rounding, fitted into `box`, when every display
+    /// size that rounds to it gives the same; nil when they differ.
+    static func certainSize(width: Int, height: Int, box: (Int, Int)) -> (width: Int, height: Int)? {
+        guard width > 1, height > 1 else { return nil }
+        let scale = 1_000_000.0
+        let sizes = [
+            (Double(width), Double(height)), (Double(width) - 0.5, Double(height) + 0.5),
+            (Double(width) + 0.5, Double(height) - 0.5),
+        ].map { w, h in
+            FrameRecipe.outputSize(
+                width: Int((scale * w / h).rounded()), height: Int(scale), pixelAspect: Fraction(1, 1),
+                maxWidth: box.0, maxHeight: box.1)
+        }
+        return sizes.allSatisfy({ $0 == sizes[0] }) ? sizes[0] : nil
+    }
 
     private func frameKey(_ request: PreviewRequest) throws -> FrameKey {
         FrameKey(
