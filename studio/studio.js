@@ -17,7 +17,7 @@
     originalClip: $("original-clip"), divider: $("divider"), compare: $("compare"),
     timelineHover: $("timeline-hover"), hoverTime: $("hover-time"), hoverTile: $("hover-tile"), looks: $("looks"),
     inputPolicy: $("input-policy"), presetDescription: $("preset-description"), recent: $("recent"),
-    recentBox: $("recent-box"), sourceName: $("source-name"),
+    recentBox: $("recent-box"), sourceName: $("source-name"), showFolder: $("show-folder"),
   };
   const badges = document.querySelectorAll(".badge");
 
@@ -548,6 +548,7 @@
       lastOutput = result.path;
       ui.save.disabled = false;
       ui.share.disabled = false;
+      ui.showFolder.disabled = false;
     } catch (error) {
       ui.stage.textContent = error.code === "CANCELLED" ? "cancelled" : "failed";
       ui.result.setAttribute("data-state", error.code === "CANCELLED" ? "cancelled" : "failed");
@@ -715,6 +716,7 @@
   ui.cancel.addEventListener("click", cancelExport);
   ui.save.addEventListener("click", () => onFile("saveToPhotos", (r) => "saved: " + r.path));
   ui.share.addEventListener("click", () => onFile("shareOutput", (r) => "shared with " + r.handler));
+  ui.showFolder.addEventListener("click", () => onFile("showInFolder", (r) => "shown in its folder with " + r.handler));
 
   // `ftgst studio FILE` (a file manager's Open with) names the source in the page's URL: it is opened at once.
   function openGivenSource() {

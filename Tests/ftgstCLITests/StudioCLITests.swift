@@ -180,6 +180,28 @@ final class StudioCLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: record.path), "xdg-open must not run after the portal")
     }
 
+    /// `showInFolder`: an export's folder through the portal's `OpenURI.OpenDirectory` (the file as a descriptor, on
+    /// a stand-in portal); a missing file is `FILE_NOT_FOUND`, one outside the page's folders `INVALID_ARGUMENT`.
+    func testShowInFolderHandsTheFileToThePortal() throws {
+        let clip = home.appendingPathComponent("Videos/out.mp4")
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: clip.path)
+        let bus = try PrivateSessionBus(self)
+        let portal = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop", parameters: ["interfaces": ["OpenURI"]])
+        let (_, page) = try start(["--no-open"], ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        let rpc = try socket(page)
+        let shown = try rpc.call(id: 1, "showInFolder", .object([("uri", .string(clip.path))]))
+        XCTAssertEqual(shown["result"]?["handler"]?.string, "portal", shown.serialized)
+        XCTAssertEqual(shown["result"]?["folder"]?.string, clip.deletingLastPathComponent().path)
+        let call = try XCTUnwrap(portal.calls("OpenURI.OpenDirectory").first)
+        XCTAssertEqual((call["args"] as? [Any])?[1] as? String, clip.path, "the file itself, as a descriptor")
+        let missing = try rpc.call(
+            id: 2, "showInFolder", .object([("uri", .string(home.appendingPathComponent("Videos/none.mp4").path))]))
+        XCTAssertEqual(missing["error"]?["data"]?["code"]?.string, "FILE_NOT_FOUND", missing.serialized)
+        let outside = try rpc.call(id: 3, "showInFolder", .object([("uri", .string("/etc/hostname"))]))
+        XCTAssertEqual(outside["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT", outside.serialized)
+    }
+
     /// Started by a desktop's launcher, stdin is /dev/null: the studio stays up (its end would close a stdio
     /// channel at once) until SIGTERM, which ends it with status 0.
     func testWithoutAChannelOnStdinItRunsUntilSIGTERM() throws {

@@ -317,6 +317,14 @@ class StudioTest(unittest.TestCase):
         with open(self.shared) as f:
             self.assertEqual(f.read(), "file://" + output + "\n")
 
+        # Show in folder: the export's folder handed to the desktop's handler (xdg-open here, without a portal).
+        self.el("show-folder").click()
+        self.wait("the folder shown", lambda: self.el("result").get_attribute("data-showInFolder") == "done"
+                  or self.el("error").text != "")
+        self.assertIn("shown in its folder with xdg-open", self.el("result").text)
+        with open(self.shared) as f:
+            self.assertEqual(f.read().splitlines()[-1], "file://" + self.out)
+
     def test_files_and_presets(self):
         self.wait("the WebSocket connected", lambda: self.el("connection").text == "connected")
         # The presets come from the engine: those `ftgst presets` lists, after "by the output's extension".

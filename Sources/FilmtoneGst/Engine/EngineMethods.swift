@@ -17,6 +17,7 @@ extension MediaEngine {
         "saveToPhotos": { _, params, client in try await save(params, client) },
         "shareOutput": { _, params, client in try await share(params, client) },
         "cancelExport": { engine, params, _ in try await engine.cancel(params) },
+        "showInFolder": { _, params, client in try await showInFolder(params, client) },
         // ftgst's own, not the plugin's: what the studio offers to choose from (FileListing.swift).
         "listFiles": { _, params, client in try await listFiles(params, client) },
         "listPresets": { _, params, client in try await listPresets(params, client) },
