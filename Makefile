@@ -103,11 +103,13 @@ test-ts-browser: ts-client build fixtures
 	FTGST_TS_CLIENT=$(CURDIR)/$(TS_CLIENT) /usr/bin/python3 Tests/studio/client_test.py
 
 # The web studio (studio/) in a real headless Chromium, driven by Selenium, against the debug ftgst serve --listen
-# and ftgst studio (make test runs it after the TypeScript client's tests). Debian's python3 (/usr/bin/python3),
+# and ftgst studio, the installed one (with its installed page) when make stage has run, as make test does first
+# (make test runs it after the TypeScript client's tests). Debian's python3 (/usr/bin/python3),
 # whose python3-selenium scripts/deps installs, not whichever python3 comes first on PATH. Its screenshots at three
 # window sizes are kept in .build/studio-screenshots/.
 test-studio: build fixtures
 	FTGST_FIXTURES=$(CURDIR)/$(FIXTURES) FTGST_BIN=$(CURDIR)/.build/debug/ftgst \
+	FTGST_STAGE=$(if $(wildcard $(STAGE)/usr/bin/ftgst),$(CURDIR)/$(STAGE)) \
 	FTGST_STUDIO_SCREENSHOTS=$(CURDIR)/.build/studio-screenshots /usr/bin/python3 Tests/studio/studio_test.py
 
 # The README's screenshot: the 1280x800 one the studio's test takes (not drawn), copied into docs/images/.

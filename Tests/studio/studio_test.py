@@ -109,11 +109,12 @@ class SlowHandler(http.server.BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-def start_engine(test, arguments, env, command="serve"):
-    """Starts `ftgst serve ARGUMENTS` (or `ftgst studio …`; stdin kept open: the engine ends when its stdin does),
-    stopped at the test's cleanup; returns it and the url of its first stdout line."""
+def start_engine(test, arguments, env, command="serve", binary=None):
+    """Starts `ftgst serve ARGUMENTS` (or `ftgst studio …`, of `binary`, default FTGST_BIN; stdin kept open: the
+    engine ends when its stdin does), stopped at the test's cleanup; returns it and the url of its first stdout
+    line."""
     engine = subprocess.Popen(
-        [BIN, command, *arguments], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        [binary or BIN, command, *arguments], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
     )
 
     def stop():
@@ -500,7 +501,13 @@ class StudioAppTest(unittest.TestCase):
         os.mkdir(os.path.join(self.tmp, "run"), 0o700)
         for name in ("DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", "XDG_DATA_HOME"):
             env.pop(name, None)
-        _, self.url = start_engine(self, ["--no-open", self.clip], env, command="studio")
+        # The installed ftgst (make stage's tree, with its installed page), as the launcher entry runs it, when
+        # there is one; else the build's.
+        stage = os.environ.get("FTGST_STAGE", "")
+        installed = os.path.join(stage, "usr", "bin", "ftgst") if stage else ""
+        self.installed = bool(installed) and os.access(installed, os.X_OK)
+        _, self.url = start_engine(self, ["--no-open", self.clip], env, command="studio",
+                                   binary=installed if self.installed else BIN)
         self.page = self.url.split("&source=")[0]
         self.browser = headless_chrome(self, "--window-size=1280,800")
 
@@ -537,6 +544,8 @@ class StudioAppTest(unittest.TestCase):
         return self.browser.find_elements(By.CSS_SELECTOR, '[data-test="look-tile"]')
 
     def test_layout_at_three_sizes(self):
+        if os.environ.get("FTGST_STAGE"):
+            self.assertTrue(self.installed, "FTGST_STAGE names no installed ftgst")
         # Before a source: a placeholder, never a broken image.
         self.browser.get(self.page)
         self.wait("the connection", lambda: self.browser.find_element(By.ID, "conn").text == "connected")
