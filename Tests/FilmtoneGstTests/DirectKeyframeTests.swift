@@ -41,7 +41,7 @@ final class DirectKeyframeTests: XCTestCase {
                 guard let sample = timing.shownSample(before: .milliseconds(ms), isDropped: leading.isRASL) else {
                     // Declined: the picture shown is not a keyframe (a sound sample began just before one).
                     XCTAssertFalse(
-                        track.syncSamples.contains { timing.time(of: $0) == frame.time },
+                        track.times.syncSamples.contains { timing.time(of: $0) == frame.time },
                         "\(fixture) at \(ms) ms: declined, yet GStreamer showed a keyframe at \(frame.time)")
                     declined += 1
                     continue
@@ -71,7 +71,7 @@ final class DirectKeyframeTests: XCTestCase {
                 XCTAssertEqual(Int(packet[0]), track.sizes[index], "\(fixture) sample \(index) size")
                 XCTAssertEqual(Int64(packet[1]), track.offsets[index], "\(fixture) sample \(index) position")
                 XCTAssertEqual(
-                    packet[2].hasPrefix("K"), track.syncSamples.contains(index), "\(fixture) sample \(index) key")
+                    packet[2].hasPrefix("K"), track.times.syncSamples.contains(index), "\(fixture) sample \(index) key")
             }
         }
     }
@@ -128,7 +128,7 @@ final class DirectKeyframeTests: XCTestCase {
                 let timing = try DirectKeyframe.Timing(track)
                 for ms in FrameInterest.sampleTimes(durationMilliseconds: timing.durationMilliseconds) {
                     if let sample = timing.shownSample(before: .milliseconds(ms), isDropped: { _ in false }) {
-                        XCTAssertTrue(track.syncSamples.contains(sample))
+                        XCTAssertTrue(track.times.syncSamples.contains(sample))
                         XCTAssertLessThanOrEqual(track.offsets[sample] + Int64(track.sizes[sample]), Int64(bytes.count))
                     }
                 }

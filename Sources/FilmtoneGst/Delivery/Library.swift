@@ -45,9 +45,7 @@ public func saveToLibrary(_ options: SaveOptions) async throws -> SaveResult {
 /// The user's Videos and Pictures folders (`xdg-user-dir VIDEOS|PICTURES`, else `$HOME/Videos`, `$HOME/Pictures`),
 /// whether they exist or not: the studio's default `--allow` folders.
 public func userMediaFolders(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
-    [LibraryKind.videos, .pictures].map {
-        URL(fileURLWithPath: SaveRequest.defaultLibrary($0, environment)).deletingLastPathComponent().path
-    }
+    [LibraryKind.videos, .pictures].map { SaveRequest.userFolder($0, environment) }
 }
 
 /// A validated save request: both paths absolute.
@@ -139,8 +137,12 @@ struct SaveRequest {
     }
 
     /// `$(xdg-user-dir VIDEOS|MUSIC|PICTURES)/Filmtone`, else `$HOME/Videos|Music|Pictures/Filmtone`.
-    /// `xdg-user-dir` gets 2 s.
     static func defaultLibrary(_ kind: LibraryKind, _ environment: [String: String]) -> String {
+        URL(fileURLWithPath: userFolder(kind, environment)).appendingPathComponent("Filmtone").path
+    }
+
+    /// `$(xdg-user-dir VIDEOS|MUSIC|PICTURES)`, else `$HOME/Videos|Music|Pictures`. `xdg-user-dir` gets 2 s.
+    static func userFolder(_ kind: LibraryKind, _ environment: [String: String]) -> String {
         let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
         var answer: String? = nil
         if let tool = Subprocess.find("xdg-user-dir", environment: environment),
@@ -150,8 +152,7 @@ struct SaveRequest {
         {
             answer = outcome.stdout
         }
-        return URL(fileURLWithPath: userFolder(kind, xdgAnswer: answer, home: home)).appendingPathComponent("Filmtone")
-            .path
+        return userFolder(kind, xdgAnswer: answer, home: home)
     }
 
     /// The user's folder for `kind` from `xdg-user-dir NAME`'s answer. It prints `$HOME` when no such folder is

@@ -11,6 +11,26 @@ public enum BrowserOpener {
         _ url: String, environment: [String: String] = ProcessInfo.processInfo.environment,
         timeoutMilliseconds: Int = 10_000
     ) -> (handler: String?, failures: [String]) {
+        let outcome = tryRoutes(
+            environment, timeoutMilliseconds: timeoutMilliseconds, xdgOpenArgument: url,
+            portal: { bus in
+                _ = try bus.call(
+                    ExportDesktop.portal, ExportDesktop.portalPath, "org.freedesktop.portal.OpenURI", "OpenURI",
+                    .tuple([.string(""), .string(url), .vardict([:])]), timeoutMilliseconds: timeoutMilliseconds)
+            })
+        if outcome.handler == nil && outcome.failures.isEmpty {
+            return (nil, ["no desktop: no session bus, and no xdg-open with a display"])
+        }
+        return outcome
+    }
+
+    /// `share`'s routes for something other than a file to share (`Share.routes`): `portal` called on a connection
+    /// to the session bus, else `xdg-open xdgOpenArgument`, in order, until one takes it. The handler
+    /// (`"portal"`, `"xdg-open"`), or nil with each route's failure (none: no route at all).
+    static func tryRoutes(
+        _ environment: [String: String], timeoutMilliseconds: Int, xdgOpenArgument: String,
+        portal: (DBusConnection) throws -> Void
+    ) -> (handler: String?, failures: [String]) {
         var failures: [String] = []
         for route in Share.routes(environment) {
             switch route {
@@ -18,9 +38,7 @@ public enum BrowserOpener {
                 do {
                     let bus = try DBusConnection(address: address, timeoutMilliseconds: timeoutMilliseconds)
                     defer { bus.close() }
-                    _ = try bus.call(
-                        ExportDesktop.portal, ExportDesktop.portalPath, "org.freedesktop.portal.OpenURI", "OpenURI",
-                        .tuple([.string(""), .string(url), .vardict([:])]), timeoutMilliseconds: timeoutMilliseconds)
+                    try portal(bus)
                     return ("portal", failures)
                 } catch let error as DBusError {
                     failures.append("desktop portal: " + (error.name.map { "\($0): " } ?? "") + error.message)
@@ -29,12 +47,12 @@ public enum BrowserOpener {
                 }
             case .xdgOpen(let program):
                 let outcome = try? Subprocess.run(
-                    program, [url], environment: environment, timeoutMilliseconds: Int64(timeoutMilliseconds))
+                    program, [xdgOpenArgument], environment: environment,
+                    timeoutMilliseconds: Int64(timeoutMilliseconds))
                 if outcome?.status == 0 { return ("xdg-open", failures) }
                 failures.append("xdg-open failed (status \(outcome?.status.map { String($0) } ?? "none"))")
             }
         }
-        if failures.isEmpty { failures.append("no desktop: no session bus, and no xdg-open with a display") }
         return (nil, failures)
     }
 }

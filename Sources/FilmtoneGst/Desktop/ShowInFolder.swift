@@ -18,30 +18,18 @@ extension MediaEngine {
         let folder = (path as NSString).deletingLastPathComponent
         return try await runDetached { _ in
             let environment = ProcessInfo.processInfo.environment
-            var failures: [String] = []
-            for route in Share.routes(environment) {
-                switch route {
-                case .portal(let address):
-                    do {
-                        let bus = try DBusConnection(address: address, timeoutMilliseconds: 10_000)
-                        defer { bus.close() }
-                        try DesktopOpener.openThroughPortal(
-                            path, folder: true, ask: false, on: bus, timeoutMilliseconds: 10_000)
-                        return .object([("handler", .string("portal")), ("folder", .string(folder))])
-                    } catch {
-                        failures.append("desktop portal: \(error)")
-                    }
-                case .xdgOpen(let program):
-                    let outcome = try? Subprocess.run(
-                        program, [Share.fileURI(path: folder)], environment: environment, timeoutMilliseconds: 10_000)
-                    if outcome?.status == 0 {
-                        return .object([("handler", .string("xdg-open")), ("folder", .string(folder))])
-                    }
-                    failures.append("xdg-open failed")
-                }
+            let outcome = BrowserOpener.tryRoutes(
+                environment, timeoutMilliseconds: 10_000, xdgOpenArgument: Share.fileURI(path: folder),
+                portal: { bus in
+                    try DesktopOpener.openThroughPortal(
+                        path, folder: true, ask: false, on: bus, timeoutMilliseconds: 10_000)
+                })
+            if let handler = outcome.handler {
+                return .object([("handler", .string(handler)), ("folder", .string(folder))])
             }
-            guard !failures.isEmpty else { throw Share.noDesktop(environment) }
-            throw FilmtoneError(.shareUnavailable, "could not show the folder: " + failures.joined(separator: "; "))
+            guard !outcome.failures.isEmpty else { throw Share.noDesktop(environment) }
+            throw FilmtoneError(
+                .shareUnavailable, "could not show the folder: " + outcome.failures.joined(separator: "; "))
         }
     }
 }

@@ -7,7 +7,7 @@ import Foundation
 /// cannot be sure of (then GStreamer's `qtdemux` reads it): fragments, several video tracks, a turn, non-square
 /// pixels, an edit list other than one plain edit, Dolby Vision, interlaced fields, 64-bit-sized boxes inside `moov`,
 /// tables that disagree with each other or point past the file's end.
-struct MP4VideoTrack: Equatable {
+struct MP4VideoTrack {
     enum Codec: Equatable {
         case h264
         case hevc
@@ -18,19 +18,13 @@ struct MP4VideoTrack: Equatable {
     var configuration: [UInt8]
     var width: Int
     var height: Int
-    /// The media timescale (`mdhd`).
-    var timescale: Int64
     /// The movie's duration (`mvhd`), in ns: what `qtdemux` reports as the duration.
     var durationNanoseconds: Int64
-    /// The one edit's `media_time` (0 without an edit list), in media ticks: shown times start there.
-    var mediaStart: Int64
-    /// Per sample, in decoding order.
-    var decodeTimes: [Int64]
-    var compositionOffsets: [Int64]
+    /// When each sample is decoded and shown, and which are keyframes.
+    var times: SampleTimes
+    /// Per sample, in decoding order: its size and where it is in the file.
     var sizes: [Int]
     var offsets: [Int64]
-    /// 0-based keyframe sample numbers, ascending (every sample without an `stss`).
-    var syncSamples: [Int]
     /// The `colr` box's `nclx`/`nclc` code points, when there is one.
     var colour: (primaries: Int, transfer: Int, matrix: Int, fullRange: Bool)?
     /// The file's sound tracks' sample times: qtdemux aligns a keyframe seek to the earliest sync sample of every
@@ -39,30 +33,15 @@ struct MP4VideoTrack: Equatable {
 
     /// One track's sample times, in its media ticks.
     struct SampleTimes: Equatable {
+        /// The media timescale (`mdhd`).
         var timescale: Int64
-        /// The one edit's `media_time` (0 without an edit list).
+        /// The one edit's `media_time` (0 without an edit list): shown times start there.
         var mediaStart: Int64
+        /// Per sample, in decoding order.
         var decodeTimes: [Int64]
         var compositionOffsets: [Int64]
-        /// 0-based sync samples, ascending.
+        /// 0-based sync samples, ascending (every sample without an `stss`).
         var syncSamples: [Int]
-    }
-
-    /// The video track's own sample times.
-    var times: SampleTimes {
-        SampleTimes(
-            timescale: timescale, mediaStart: mediaStart, decodeTimes: decodeTimes,
-            compositionOffsets: compositionOffsets, syncSamples: syncSamples)
-    }
-
-    static func == (a: MP4VideoTrack, b: MP4VideoTrack) -> Bool {
-        a.codec == b.codec && a.configuration == b.configuration && a.width == b.width && a.height == b.height
-            && a.timescale == b.timescale && a.durationNanoseconds == b.durationNanoseconds
-            && a.mediaStart == b.mediaStart && a.decodeTimes == b.decodeTimes
-            && a.compositionOffsets == b.compositionOffsets && a.sizes == b.sizes && a.offsets == b.offsets
-            && a.syncSamples == b.syncSamples && a.sound == b.sound
-            && a.colour.map { [$0.0, $0.1, $0.2, $0.3 ? 1 : 0] }
-                == b.colour.map { [$0.0, $0.1, $0.2, $0.3 ? 1 : 0] }
     }
 
     /// Largest `moov` read (the sample tables of hours of video fit in a few MiB).
@@ -177,36 +156,27 @@ struct MP4VideoTrack: Equatable {
             }
             guard videos.count == 1, let trak = videos.first else { throw Declined("\(videos.count) video tracks") }
             try checkUpright(try only("tkhd", in: trak))
-            let mediaStart = try editStart(trak)
-            let mdia = try only("mdia", in: trak)
-            let mdhd = try only("mdhd", in: mdia)
-            try need(mdhd, 24, "mdhd")
-            let timescale = bytes[mdhd.lowerBound] == 1 ? u32(mdhd.lowerBound + 20) : u32(mdhd.lowerBound + 12)
-            guard timescale > 0 else { throw Declined("no media timescale") }
-            let stbl = try only("stbl", in: try only("minf", in: mdia))
+            let stbl = try only("stbl", in: try only("minf", in: try only("mdia", in: trak)))
             var track = try sampleEntry(try only("stsd", in: stbl))
-            track.timescale = timescale
-            track.mediaStart = mediaStart
             // The exact ns of gst_util_uint64_scale (integer, rounding down), as qtdemux computes it.
             let (high, low) = movieDuration.multipliedFullWidth(by: 1_000_000_000)
             track.durationNanoseconds = Int64(movieScale).dividingFullWidth((high, low)).quotient
-            let table = try samples(stbl)
-            track.sizes = table.sizes
-            track.decodeTimes = table.times.decodeTimes
-            track.compositionOffsets = table.times.compositionOffsets
-            track.syncSamples = table.times.syncSamples
-            track.offsets = table.positions
-            track.sound = try sounds.map { sound in
-                let mdia = try only("mdia", in: sound)
-                let mdhd = try only("mdhd", in: mdia)
-                try need(mdhd, 24, "mdhd")
-                var times = try samples(try only("stbl", in: try only("minf", in: mdia))).times
-                times.timescale = bytes[mdhd.lowerBound] == 1 ? u32(mdhd.lowerBound + 20) : u32(mdhd.lowerBound + 12)
-                times.mediaStart = try editStart(sound)
-                guard times.timescale > 0 else { throw Declined("no sound timescale") }
-                return times
-            }
+            (track.times, track.sizes, track.offsets) = try samples(of: trak)
+            track.sound = try sounds.map { try samples(of: $0).times }
             return track
+        }
+
+        /// A track's sample tables (`mdhd`'s timescale, the one plain edit, `stbl`) expanded per sample.
+        func samples(of trak: Range<Int>) throws -> (times: SampleTimes, sizes: [Int], positions: [Int64]) {
+            let mdia = try only("mdia", in: trak)
+            let mdhd = try only("mdhd", in: mdia)
+            try need(mdhd, 24, "mdhd")
+            var table = try samples(try only("stbl", in: try only("minf", in: mdia)))
+            table.times.timescale =
+                bytes[mdhd.lowerBound] == 1 ? u32(mdhd.lowerBound + 20) : u32(mdhd.lowerBound + 12)
+            guard table.times.timescale > 0 else { throw Declined("no media timescale") }
+            table.times.mediaStart = try editStart(trak)
+            return (table.times, table.sizes, table.positions)
         }
 
         /// Only the identity matrix: a turned track is the GStreamer path's (`videoflip`).
@@ -278,9 +248,10 @@ struct MP4VideoTrack: Equatable {
                 throw Declined("no configuration record")
             }
             return MP4VideoTrack(
-                codec: codec, configuration: configuration, width: width, height: height, timescale: 0,
-                durationNanoseconds: 0, mediaStart: 0, decodeTimes: [], compositionOffsets: [], sizes: [], offsets: [],
-                syncSamples: [], colour: colour)
+                codec: codec, configuration: configuration, width: width, height: height, durationNanoseconds: 0,
+                times: SampleTimes(
+                    timescale: 0, mediaStart: 0, decodeTimes: [], compositionOffsets: [], syncSamples: []),
+                sizes: [], offsets: [], colour: colour)
         }
 
         /// stts, ctts, stss, stsz, stsc, stco/co64 expanded per sample.

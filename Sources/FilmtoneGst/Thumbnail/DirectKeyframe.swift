@@ -220,9 +220,9 @@ enum DirectKeyframe {
                     throw Declined("decoding times that do not rise")
                 }
             }
-            guard track.syncSamples.first == 0 else { throw Declined("the first sample is not a keyframe") }
-            let first = track.decodeTimes[0] + track.compositionOffsets[0]
-            origin = max(0, Self.nanoseconds(first - track.mediaStart, track.timescale))
+            guard track.times.syncSamples.first == 0 else { throw Declined("the first sample is not a keyframe") }
+            let first = track.times.decodeTimes[0] + track.times.compositionOffsets[0]
+            origin = max(0, Self.nanoseconds(first - track.times.mediaStart, track.times.timescale))
             let duration = track.durationNanoseconds
             durationMilliseconds =
                 origin == 0 ? duration / 1_000_000 : max(0, duration / 1_000_000 - origin / 1_000_000)
@@ -248,20 +248,14 @@ enum DirectKeyframe {
             let desired = Int64(time.nanoseconds) + origin
             var aligned = desired
             for times in [track.times] + track.sound {
-                let keyframe = Self.keyframe(times, atStreamTime: desired)
-                let start = Self.nanoseconds(times.mediaStart, times.timescale)
-                let shown = Self.nanoseconds(
-                    times.decodeTimes[keyframe] + times.compositionOffsets[keyframe], times.timescale)
-                if shown >= start { aligned = min(aligned, shown - start) }
+                // A keyframe shown before the edit's start is outside the segment and moves nothing.
+                let shown = Self.segmentTime(times, Self.keyframe(times, atStreamTime: desired))
+                if shown >= 0 { aligned = min(aligned, shown) }
             }
             let keyframe = Self.keyframe(track.times, atStreamTime: aligned)
-            let shown = { (sample: Int) in
-                Self.nanoseconds(track.decodeTimes[sample] + track.compositionOffsets[sample], track.timescale)
-                    - Self.nanoseconds(track.mediaStart, track.timescale)
-            }
-            let keyframeShown = shown(keyframe)
-            for sample in (keyframe + 1)..<track.decodeTimes.count {
-                let at = shown(sample)
+            let keyframeShown = Self.segmentTime(track.times, keyframe)
+            for sample in (keyframe + 1)..<track.times.decodeTimes.count {
+                let at = Self.segmentTime(track.times, sample)
                 if keyframeShown <= aligned {
                     // A picture decoded after the keyframe and shown between it and the position is on screen there.
                     if at > keyframeShown && at <= aligned { return nil }
@@ -270,6 +264,13 @@ enum DirectKeyframe {
                 }
             }
             return keyframe
+        }
+
+        /// When `sample` is shown, in ns from the edit's start, as qtdemux counts a segment's time: its shown time
+        /// and the edit's start each converted to ns, then subtracted.
+        static func segmentTime(_ times: MP4VideoTrack.SampleTimes, _ sample: Int) -> Int64 {
+            nanoseconds(times.decodeTimes[sample] + times.compositionOffsets[sample], times.timescale)
+                - nanoseconds(times.mediaStart, times.timescale)
         }
 
         /// The keyframe qtdemux 1.22 finds for stream time `streamTime` (ns) in a track (`gst_qtdemux_adjust_seek`):
@@ -302,7 +303,8 @@ enum DirectKeyframe {
         /// The 0-based time a sample is shown at.
         func time(of sample: Int) -> ClockTime {
             let shown = Self.nanoseconds(
-                track.decodeTimes[sample] + track.compositionOffsets[sample] - track.mediaStart, track.timescale)
+                track.times.decodeTimes[sample] + track.times.compositionOffsets[sample] - track.times.mediaStart,
+                track.times.timescale)
             return ClockTime(nanoseconds: UInt64(max(0, shown - origin)))
         }
     }
