@@ -202,6 +202,27 @@ final class StudioCLITests: XCTestCase {
         XCTAssertEqual(outside["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT", outside.serialized)
     }
 
+    /// The new methods' refusals, as the page sees them: `showInFolder` with no desktop at all (no session bus, no
+    /// display) is `SHARE_UNAVAILABLE`; `renderStoryboard` without `everyMs` and `listLooks` with params are
+    /// `INVALID_ARGUMENT`, each `[CODE] message`.
+    func testTheStudioMethodsRefusalsCarryTheirCodes() throws {
+        let clip = home.appendingPathComponent("Videos/out.mp4")
+        try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: clip.path)
+        let (_, page) = try start(["--no-open"])
+        let rpc = try socket(page)
+        let cases: [(String, JSONValue, String)] = [
+            ("showInFolder", .object([("uri", .string(clip.path))]), "SHARE_UNAVAILABLE"),
+            ("renderStoryboard", .object([("source", .string(clip.path))]), "INVALID_ARGUMENT"),
+            ("listLooks", .object([("dir", .string(home.path))]), "INVALID_ARGUMENT"),
+        ]
+        for (index, (method, params, code)) in cases.enumerated() {
+            let answer = try rpc.call(id: Int64(index + 1), method, params)
+            XCTAssertEqual(answer["error"]?["data"]?["code"]?.string, code, "\(method): \(answer.serialized)")
+            XCTAssertTrue(
+                answer["error"]?["message"]?.string?.hasPrefix("[\(code)] ") == true, "\(method): \(answer.serialized)")
+        }
+    }
+
     /// Started by a desktop's launcher, stdin is /dev/null: the studio stays up (its end would close a stdio
     /// channel at once) until SIGTERM, which ends it with status 0.
     func testWithoutAChannelOnStdinItRunsUntilSIGTERM() throws {
