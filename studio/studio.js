@@ -10,7 +10,7 @@
     inputLut: $("input-lut"), creativeLut: $("creative-lut"), intensity: $("intensity"),
     intensityLabel: $("intensity-label"), preset: $("preset"), output: $("output"),
     exportButton: $("export"), cancel: $("cancel"), save: $("save"), share: $("share"),
-    progress: $("progress"), stage: $("stage"), result: $("result"), error: $("error"),
+    progress: $("progress"), stage: $("stage"), result: $("result"),
     files: $("files"), filesDir: $("files-dir"), filesUp: $("files-up"),
     pickSource: $("pick-source"), pickInputLut: $("pick-input-lut"), pickCreativeLut: $("pick-creative-lut"),
     picked: $("picked"), viewer: $("viewer"), placeholder: $("placeholder"), original: $("original"),
@@ -18,6 +18,11 @@
     timelineHover: $("timeline-hover"), hoverTime: $("hover-time"), hoverTile: $("hover-tile"), looks: $("looks"),
     inputPolicy: $("input-policy"), presetDescription: $("preset-description"), recent: $("recent"),
     recentBox: $("recent-box"), sourceName: $("source-name"), showFolder: $("show-folder"),
+    looksPicked: $("looks-picked"),
+  };
+  // Each part of the page has its own errors line: an error shows where it happened.
+  const errors = {
+    source: $("source-error"), preview: $("preview-error"), looks: $("looks-error"), export: $("export-error"),
   };
   const badges = document.querySelectorAll(".badge");
 
@@ -88,12 +93,20 @@
     });
   }
 
-  function showError(error) {
-    ui.error.textContent = error instanceof RpcError ? error.message : "[INTERNAL] " + String(error);
+  function showError(where, error) {
+    errors[where].textContent = error instanceof RpcError ? error.message : "[INTERNAL] " + String(error);
   }
 
-  function clearError() {
-    ui.error.textContent = "";
+  function clearError(...where) {
+    for (const part of where) errors[part].textContent = "";
+  }
+
+  // A render's error belongs to the looks when it is about a LUT file (a bad .cube, or a LUT path not found).
+  function renderErrorPart(error) {
+    const paths = [ui.inputLut.value.trim(), ui.creativeLut.value.trim()].filter((p) => p);
+    const aboutLut = error instanceof RpcError &&
+      (error.code === "LUT_INVALID" || paths.some((p) => error.message.includes(p)));
+    return aboutLut ? "looks" : "preview";
   }
 
   // Optional string fields: only what the user typed goes into a request.
@@ -110,7 +123,7 @@
   async function openSource() {
     const uri = ui.source.value.trim();
     if (!uri) return;
-    clearError();
+    clearError("source", "preview");
     current = null;
     ui.probe.textContent = "probing…";
     ui.probe.removeAttribute("data-ready");
@@ -134,7 +147,7 @@
       loadStoryboard(uri, probe);
     } catch (error) {
       ui.probe.textContent = "";
-      showError(error);
+      showError("source", error);
     }
   }
 
@@ -176,12 +189,12 @@
       if (ticket === wanted) {
         await show(ui.preview, result.url);
         ui.preview.setAttribute("data-ticket", String(ticket));
-        clearError();
+        clearError("preview", "looks");
         if (ui.compare.checked) await renderOriginal(params);
         scheduleTiles();
       }
     } catch (error) {
-      if (ticket === wanted) showError(error);
+      if (ticket === wanted) showError(renderErrorPart(error), error);
     } finally {
       rendered = ticket;
       inFlight = false;
@@ -266,7 +279,7 @@
 
   ui.compare.addEventListener("change", () => {
     if (ui.compare.checked && current) {
-      renderOriginal(Object.assign(frameParams(previewSize()), look())).catch(showError);
+      renderOriginal(Object.assign(frameParams(previewSize()), look())).catch((e) => showError("preview", e));
     }
     layoutSplit();
   });
@@ -296,6 +309,7 @@
       libraryLooks = looks;
     } catch (error) {
       libraryLooks = [];
+      showError("looks", error);
     }
     const tiles = [{ name: "None", path: "" }].concat(libraryLooks).map(lookTile);
     ui.looks.replaceChildren(...tiles);
@@ -359,6 +373,7 @@
         tile.setAttribute("data-frame", String(params.timeMs || 0));
       } catch (error) {
         tile.setAttribute("data-error", error.message || String(error));
+        tile.title = (tile.getAttribute("data-path") || "no look") + "\n" + (error.message || String(error));
       }
     }
     ui.looks.setAttribute("data-tiles", "rendered");
@@ -381,9 +396,9 @@
 
   document.addEventListener("keydown", (event) => {
     if (event.key !== "ArrowLeft" && event.key !== "ArrowRight") return;
+    // Other fields keep their own arrows (the intensity slider, text, the preset list).
     const target = event.target;
-    if (target && (target.tagName === "INPUT" && target.type === "text" || target.tagName === "SELECT" ||
-      target.tagName === "TEXTAREA")) return;
+    if (target && target !== ui.time && ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName)) return;
     event.preventDefault();
     const sign = event.key === "ArrowLeft" ? -1 : 1;
     stepTime(sign * (event.shiftKey ? 1000 : (current ? current.frameMs : 40)));
@@ -508,15 +523,15 @@
 
   async function runExport() {
     if (!current) {
-      showError(new RpcError("INVALID_ARGUMENT", "open a source first"));
+      showError("export", new RpcError("INVALID_ARGUMENT", "open a source first"));
       return;
     }
     const output = ui.output.value.trim();
     if (!output) {
-      showError(new RpcError("INVALID_ARGUMENT", "type an output path"));
+      showError("export", new RpcError("INVALID_ARGUMENT", "type an output path"));
       return;
     }
-    clearError();
+    clearError("export");
     const params = Object.assign({ source: current.uri, output }, look());
     if (ui.preset.value) params.preset = ui.preset.value;
     ui.progress.value = 0;
@@ -552,7 +567,7 @@
     } catch (error) {
       ui.stage.textContent = error.code === "CANCELLED" ? "cancelled" : "failed";
       ui.result.setAttribute("data-state", error.code === "CANCELLED" ? "cancelled" : "failed");
-      showError(error);
+      showError("export", error);
     } finally {
       onProgress = () => {};
       ui.exportButton.disabled = false;
@@ -564,19 +579,19 @@
     try {
       await call("cancelExport", { reason: "cancelled in the studio" });
     } catch (error) {
-      showError(error);
+      showError("export", error);
     }
   }
 
   async function onFile(method, show) {
     if (!lastOutput) return;
-    clearError();
+    clearError("export");
     try {
       const result = await call(method, { uri: lastOutput });
       ui.result.textContent += "\n" + show(result);
       ui.result.setAttribute("data-" + method, "done");
     } catch (error) {
-      showError(error);
+      showError("export", error);
     }
   }
 
@@ -595,7 +610,7 @@
       if (listing.truncated) ui.files.appendChild(textItem("… (more not shown)"));
       ui.files.setAttribute("data-ready", "true");
     } catch (error) {
-      showError(error);
+      showError("source", error);
     }
   }
 
@@ -644,22 +659,24 @@
   }
 
   // The desktop's file chooser (pickSource, pickLutFile): the picked file goes into its field and is used at once
-  // (the engine lets this connection name it even outside --allow); a cancel (null) changes nothing.
-  async function pick(method, params, field, then) {
-    clearError();
-    ui.picked.textContent = "choosing…";
+  // (the engine lets this connection name it even outside --allow); a cancel (null) changes nothing. Its status and
+  // errors show in the part it was asked from (`where`: source or looks).
+  async function pick(where, method, params, field, then) {
+    const status = where === "source" ? ui.picked : ui.looksPicked;
+    clearError(where);
+    status.textContent = "choosing…";
     try {
       const picked = await call(method, params);
       if (!picked) {
-        ui.picked.textContent = "nothing chosen";
+        status.textContent = "nothing chosen";
         return;
       }
       field.value = picked.path;
-      ui.picked.textContent = "picked: " + picked.path;
+      status.textContent = "picked: " + picked.path;
       then();
     } catch (error) {
-      ui.picked.textContent = "";
-      showError(error);
+      status.textContent = "";
+      showError(where, error);
     }
   }
 
@@ -678,16 +695,16 @@
       }
       ui.preset.setAttribute("data-ready", "true");
     } catch (error) {
-      showError(error);
+      showError("export", error);
     }
   }
 
   ui.filesUp.addEventListener("click", () => showFolder(filesParent));
-  ui.pickSource.addEventListener("click", () => pick("pickSource", {}, ui.source, openSource));
+  ui.pickSource.addEventListener("click", () => pick("source", "pickSource", {}, ui.source, openSource));
   ui.pickInputLut.addEventListener("click",
-    () => pick("pickLutFile", { slot: "inputLut" }, ui.inputLut, requestPreview));
-  ui.pickCreativeLut.addEventListener("click",
-    () => pick("pickLutFile", { slot: "creativeLut" }, ui.creativeLut, requestPreview));
+    () => pick("looks", "pickLutFile", { slot: "inputLut" }, ui.inputLut, requestPreview));
+  ui.pickCreativeLut.addEventListener("click", () => pick("looks", "pickLutFile", { slot: "creativeLut" },
+    ui.creativeLut, () => { markSelectedLook(); requestPreview(); }));
   ui.form.addEventListener("submit", (event) => {
     event.preventDefault();
     openSource();
@@ -728,5 +745,5 @@
 
   try { showRecent(JSON.parse(localStorage.getItem("ftgst.recent") || "[]")); } catch (_) { /* none kept */ }
   connect().then(() => Promise.all([showFolder(null), loadPresets(), loadLooks(), openGivenSource()]))
-    .catch(showError);
+    .catch((error) => showError("preview", error));
 })();

@@ -28,6 +28,7 @@ from selenium.common.exceptions import JavascriptException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 BIN = os.environ.get("FTGST_BIN", "")
@@ -107,6 +108,12 @@ class SlowHandler(http.server.BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass
         self.close_connection = True
+
+
+def error_lines(browser):
+    """The page's non-empty error lines (data-test="error"), by the part they are in (data-where)."""
+    return {e.get_attribute("data-where"): e.text
+            for e in browser.find_elements(By.CSS_SELECTOR, '[data-test="error"]') if e.text}
 
 
 def start_engine(test, arguments, env, command="serve", binary=None):
@@ -211,11 +218,20 @@ class StudioTest(unittest.TestCase):
         return self.browser.find_element(By.CSS_SELECTOR, f'[data-testid="{testid}"]')
 
     def wait(self, what, condition, seconds=30):
-        """Waits for condition() to be truthy, failing with `what` and the page's error line after `seconds`."""
+        """Waits for condition() to be truthy, failing with `what` and the page's error lines after `seconds`."""
         try:
             return WebDriverWait(self.browser, seconds, poll_frequency=0.1).until(lambda _: condition())
-        except Exception as error:  # TimeoutException, with the page's own error line for the reason
-            self.fail(f"{what} within {seconds} s (error line: {self.el('error').text!r}; {error!r})")
+        except Exception as error:  # TimeoutException, with the page's own error lines for the reason
+            self.fail(f"{what} within {seconds} s (error lines: {error_lines(self.browser)!r}; {error!r})")
+
+    def error_lines(self):
+        return error_lines(self.browser)
+
+    def part_of(self, testid):
+        """The panel (its heading's id) or the main area an element is in."""
+        return self.browser.execute_script(
+            "const p = arguments[0].closest('section, main');"
+            "return p.getAttribute('aria-labelledby') || p.tagName;", self.el(testid))
 
     def type_into(self, testid, text):
         field = self.el(testid)
@@ -269,7 +285,7 @@ class StudioTest(unittest.TestCase):
                   lambda: self.el("preview").get_attribute("data-ticket") != ticket)
         inverted = self.preview_bytes()
         self.assertTrue(plain != inverted, "moving the intensity slider changes the picture (the same PNG bytes)")
-        self.assertEqual(self.el("error").text, "")
+        self.assertEqual(self.el("preview-error").text, "")
 
         # The time slider: the preview follows (the SMPTE bars of clip.mp4 scroll sideways).
         ticket = self.el("preview").get_attribute("data-ticket")
@@ -288,7 +304,7 @@ class StudioTest(unittest.TestCase):
         self.el("export").click()
         self.wait("the export's result", lambda: self.el("result").get_attribute("data-state") in ("done", "failed"),
                   seconds=40)
-        self.assertEqual(self.el("result").get_attribute("data-state"), "done", self.el("error").text)
+        self.assertEqual(self.el("result").get_attribute("data-state"), "done", self.el("export-error").text)
         progress = self.el("progress")
         self.assertEqual(float(progress.get_attribute("value")), float(progress.get_attribute("max")),
                          "the progress bar reached its end")
@@ -299,21 +315,21 @@ class StudioTest(unittest.TestCase):
         # Save: the export is copied into the library once; a second save is SAVE_FAILED on the errors line.
         self.el("save").click()
         self.wait("the save's answer", lambda: self.el("result").get_attribute("data-saveToPhotos") == "done"
-                  or self.el("error").text != "")
-        self.assertEqual(self.el("error").text, "")
+                  or self.el("export-error").text != "")
+        self.assertEqual(self.el("export-error").text, "")
         saved = os.path.join(self.home, "Videos", "Filmtone", "clip-look.mp4")
         self.assertIn("saved: " + saved, self.el("result").text)
         with open(saved, "rb") as a, open(output, "rb") as b:
             self.assertEqual(a.read(), b.read(), "the library holds the export")
         self.el("save").click()
-        self.wait("the second save refused", lambda: self.el("error").text != "")
-        self.assertTrue(self.el("error").text.startswith("[SAVE_FAILED] already saved as " + saved),
-                        self.el("error").text)
+        self.wait("the second save refused", lambda: self.el("export-error").text != "")
+        self.assertTrue(self.el("export-error").text.startswith("[SAVE_FAILED] already saved as " + saved),
+                        self.el("export-error").text)
 
         # Share: handed to the desktop's handler (the stand-in xdg-open), which got the export's file:// URI.
         self.el("share").click()
         self.wait("the share's answer", lambda: self.el("result").get_attribute("data-shareOutput") == "done"
-                  or self.el("error").text.startswith("[SHARE"))
+                  or self.el("export-error").text.startswith("[SHARE"))
         self.assertIn("shared with xdg-open", self.el("result").text)
         with open(self.shared) as f:
             self.assertEqual(f.read(), "file://" + output + "\n")
@@ -321,7 +337,7 @@ class StudioTest(unittest.TestCase):
         # Show in folder: the export's folder handed to the desktop's handler (xdg-open here, without a portal).
         self.el("show-folder").click()
         self.wait("the folder shown", lambda: self.el("result").get_attribute("data-showInFolder") == "done"
-                  or self.el("error").text != "")
+                  or self.el("export-error").text != "")
         self.assertIn("shown in its folder with xdg-open", self.el("result").text)
         with open(self.shared) as f:
             self.assertEqual(f.read().splitlines()[-1], "file://" + self.out)
@@ -371,7 +387,7 @@ class StudioTest(unittest.TestCase):
         self.wait("up to the allowed folders", lambda: self.el("files").get_attribute("data-dir") == "")
         self.assertEqual(entries(), [("folder", real_tmp)])
         self.assertFalse(self.el("files-up").is_enabled())
-        self.assertEqual(self.el("error").text, "")
+        self.assertEqual(self.error_lines(), {})
 
     def test_pickers(self):
         """Open… and Choose look… ask the desktop's chooser (the stand-in portal); the picked clip, outside the
@@ -384,8 +400,8 @@ class StudioTest(unittest.TestCase):
         self.preview_bytes()
         self.el("pick-creative-lut").click()
         self.wait("the picked look", lambda: self.el("creative-lut").get_attribute("value") == self.lut)
-        self.assertEqual(self.el("picked").text, "picked: " + self.lut)
-        self.assertEqual(self.el("error").text, "")
+        self.assertEqual(self.el("looks-picked").text, "picked: " + self.lut)
+        self.assertEqual(self.error_lines(), {})
         with open(self.portal_log) as f:
             calls = [json.loads(line.split("ftgst-call ", 1)[1]) for line in f if "ftgst-call " in line]
         self.assertEqual([c["method"] for c in calls], ["FileChooser.OpenFile"] * 2)
@@ -407,17 +423,48 @@ class StudioTest(unittest.TestCase):
         self.assertIn("320×240", self.el("probe").text)
         self.assertTrue(self.preview_bytes())
 
-    def test_errors_line(self):
+    def test_errors_show_where_they_happen(self):
+        """Each part's error shows on its own line, in that part, with its [CODE]; the other lines stay empty, and
+        the part's next success clears it."""
         self.wait("the WebSocket connected", lambda: self.el("connection").text == "connected")
+        # The source: a missing file, then a file outside --allow.
         self.type_into("source", os.path.join(self.media, "missing.mp4"))
         self.el("open").click()
-        self.wait("an error", lambda: self.el("error").text != "")
-        self.assertTrue(self.el("error").text.startswith("[FILE_NOT_FOUND] "), self.el("error").text)
+        self.wait("an error", lambda: self.error_lines())
+        self.assertEqual(list(self.error_lines()), ["source"])
+        self.assertTrue(self.el("source-error").text.startswith("[FILE_NOT_FOUND] "), self.el("source-error").text)
+        self.assertEqual(self.part_of("source-error"), self.part_of("source"), "under the source field")
         self.type_into("source", "/etc/passwd")
         self.el("open").click()
-        self.wait("the --allow refusal", lambda: "--allow" in self.el("error").text)
-        self.assertTrue(self.el("error").text.startswith("[INVALID_ARGUMENT] uri /etc/passwd is outside"),
-                        self.el("error").text)
+        self.wait("the --allow refusal", lambda: "--allow" in self.el("source-error").text)
+        self.assertTrue(self.el("source-error").text.startswith("[INVALID_ARGUMENT] uri /etc/passwd is outside"),
+                        self.el("source-error").text)
+        # Export before a source is open: the export's line.
+        self.el("export").click()
+        self.wait("the export's refusal", lambda: self.el("export-error").text != "")
+        self.assertEqual(self.el("export-error").text, "[INVALID_ARGUMENT] open a source first")
+        self.assertEqual(self.part_of("export-error"), self.part_of("export"), "beside the Export button")
+
+        # A source that opens clears the source's line; a bad look is the looks' LUT_INVALID, not the preview's.
+        self.open_source(os.path.join(self.media, "clip.mp4"))
+        self.assertEqual(self.el("source-error").text, "")
+        bad = os.path.join(self.media, "bad.cube")
+        with open(bad, "w") as f:
+            f.write("LUT_3D_SIZE 2\n0 0 0\n")
+        self.type_into("creative-lut", bad + "\n")
+        self.wait("the look's error", lambda: self.el("looks-error").text != "")
+        self.assertTrue(self.el("looks-error").text.startswith("[LUT_INVALID] "), self.el("looks-error").text)
+        self.assertEqual(self.part_of("looks-error"), self.part_of("creative-lut"), "beside the LUT fields")
+        self.assertEqual(self.el("preview-error").text, "")
+        # A look not there: FILE_NOT_FOUND, still the looks' (it names the LUT file).
+        self.type_into("creative-lut", os.path.join(self.media, "gone.cube") + "\n")
+        self.wait("the missing look", lambda: self.el("looks-error").text.startswith("[FILE_NOT_FOUND] "))
+        # Back to the good look: the preview renders and the looks' line is empty again.
+        ticket = self.el("preview").get_attribute("data-ticket")
+        self.type_into("creative-lut", self.lut + "\n")
+        self.wait("the look's preview", lambda: self.el("preview").get_attribute("data-ticket") != ticket
+                  and self.el("looks-error").text == "")
+        self.assertEqual(set(self.error_lines()), {"export"})
 
     def test_cancel_leaves_nothing(self):
         shutil.copy(os.path.join(FIXTURES, "long-faststart.mp4"), self.media)
@@ -445,8 +492,8 @@ class StudioTest(unittest.TestCase):
         self.wait("the export rendering", lambda: self.el("stage").text.startswith("rendering"))
         self.el("cancel").click()
         self.wait("the export cancelled", lambda: self.el("result").get_attribute("data-state") is not None)
-        self.assertEqual(self.el("result").get_attribute("data-state"), "cancelled", self.el("error").text)
-        self.assertTrue(self.el("error").text.startswith("[CANCELLED] api"), self.el("error").text)
+        self.assertEqual(self.el("result").get_attribute("data-state"), "cancelled", self.el("export-error").text)
+        self.assertTrue(self.el("export-error").text.startswith("[CANCELLED] api"), self.el("export-error").text)
         self.assertFalse(os.path.exists(output), "nothing at OUT")
         self.assertEqual(os.listdir(self.out), [], "nothing left beside OUT")
 
@@ -518,7 +565,7 @@ class StudioAppTest(unittest.TestCase):
         try:
             return WebDriverWait(self.browser, seconds, poll_frequency=0.1).until(lambda _: condition())
         except Exception as error:
-            self.fail(f"{what} within {seconds} s (error line: {self.el('error').text!r}; {error!r})")
+            self.fail(f"{what} within {seconds} s (error lines: {error_lines(self.browser)!r}; {error!r})")
 
     def wait_preview(self):
         self.wait("a loaded preview", lambda: self.browser.execute_script(
@@ -643,6 +690,51 @@ class StudioAppTest(unittest.TestCase):
 
         # The output name suggested from the source.
         self.assertEqual(self.el("output").get_attribute("value"), os.path.join(self.home, "Videos", "clip-look.mp4"))
+
+    def test_every_control_is_labelled_and_reachable_by_keyboard(self):
+        """Every control the page shows has an accessible name (Chromium's computed label) and Tab reaches it; the
+        keys work where they are: arrows on the intensity slider move it (not the timeline), Enter on a look tile
+        applies it, arrows on the focused divider move it."""
+        self.browser.get(self.url)
+        self.wait("the given file opened", lambda: self.browser.find_element(By.ID, "probe")
+                  .get_attribute("data-ready") == "true")
+        self.wait("the look tiles", lambda: self.el("looks").get_attribute("data-tiles") == "rendered")
+        self.el("compare").click()  # the divider is a control too, while the split shows
+        self.wait("the split", lambda: self.browser.find_element(By.ID, "viewer").get_attribute("data-compare") == "on")
+        controls = self.browser.execute_script("""
+            return Array.from(document.querySelectorAll("input, select, button, summary, [tabindex]"))
+              .filter((e) => !e.disabled && e.tabIndex >= 0 && e.checkVisibility({ checkVisibilityCSS: true }));""")
+        self.assertGreater(len(controls), 20, "the page's controls")
+        unnamed = [c.get_attribute("outerHTML")[:120] for c in controls if not c.accessible_name.strip()]
+        self.assertEqual(unnamed, [], "controls without a label")
+
+        self.browser.execute_script("document.activeElement.blur(); window.scrollTo(0, 0);")
+        reached = []
+        for _ in range(len(controls) * 2):
+            ActionChains(self.browser).send_keys(Keys.TAB).perform()
+            reached.append(self.browser.switch_to.active_element)
+        missed = [c.get_attribute("outerHTML")[:120] for c in controls if c not in reached]
+        self.assertEqual(missed, [], "controls Tab never reaches")
+
+        # Arrows on the intensity slider move it, and leave the time alone.
+        time_before = self.el("timeline").get_attribute("value")
+        self.browser.execute_script("arguments[0].focus();", self.el("intensity"))
+        ActionChains(self.browser).send_keys(Keys.ARROW_LEFT).perform()
+        self.wait("the intensity one step down", lambda: self.el("intensity").get_attribute("value") == "0.99")
+        self.assertEqual(self.el("timeline").get_attribute("value"), time_before)
+        # Enter on a look tile applies it.
+        invert = [t for t in self.tiles() if t.text == "Invert"][0]
+        self.browser.execute_script("arguments[0].focus();", invert)
+        ActionChains(self.browser).send_keys(Keys.ENTER).perform()
+        self.wait("the look applied", lambda: invert.get_attribute("aria-pressed") == "true")
+        self.assertTrue(self.browser.find_element(By.ID, "creative-lut").get_attribute("value").endswith("Invert.cube"))
+        # The divider: focused, ← moves it left.
+        divider = self.browser.find_element(By.ID, "divider")
+        left = divider.rect["x"]
+        self.browser.execute_script("arguments[0].focus();", divider)
+        ActionChains(self.browser).send_keys(Keys.ARROW_LEFT).perform()
+        self.wait("the divider moved", lambda: divider.rect["x"] < left)
+        self.assertEqual(self.el("timeline").get_attribute("value"), time_before)
 
 
 if __name__ == "__main__":
