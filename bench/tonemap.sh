@@ -7,6 +7,7 @@
 #   bench/tonemap.sh --json    one JSON object on stdout instead
 #
 # Environment:
+#   OF=export      export the whole clip instead (ftgst export h264-mp4 against ffmpeg's chain into libx264)
 #   FTGST=path     binary under test (default: <repo>/.build/release/ftgst)
 #   RUNS=n         timed runs per side (default 5), after 1 warm-up per side
 #   KEEP_TMP=1     keep the scratch directory (thumbnails) afterwards
@@ -21,9 +22,15 @@ repo="$(cd "$here/.." && pwd)"
 
 # shellcheck source=lib/driver.sh
 . "$here/lib/driver.sh"
-bench_driver tonemap.sh 5 2,16 "$@"
+bench_driver tonemap.sh 5 2,17 "$@"
+export_mode=()
+case "${OF:-thumb}" in
+  thumb) ;;
+  export) export_mode=(--export) ;;
+  *) die "OF must be thumb or export, got '$OF'" ;;
+esac
 
 text_file="$repo/pipelines/bench/pq1080.ffmpeg"
 clip="$(make_clip "$text_file")"
 "$PY" "$here/lib/tonemap.py" --clip "$clip" --ftgst "$FTGST" --runs "$RUNS" \
-  --pipeline-file "${text_file#"$repo"/}" "${json[@]}" "${keep[@]}"
+  --pipeline-file "${text_file#"$repo"/}" "${json[@]}" "${keep[@]}" "${export_mode[@]}"

@@ -18,7 +18,7 @@
     timelineHover: $("timeline-hover"), hoverTime: $("hover-time"), hoverTile: $("hover-tile"), looks: $("looks"),
     inputPolicy: $("input-policy"), presetDescription: $("preset-description"), recent: $("recent"),
     recentBox: $("recent-box"), sourceName: $("source-name"), showFolder: $("show-folder"),
-    looksPicked: $("looks-picked"),
+    looksPicked: $("looks-picked"), exportHdr: $("export-hdr"),
   };
   // Each part of the page has its own errors line: an error shows where it happened.
   const errors = {
@@ -140,6 +140,10 @@
       ui.sourceName.textContent = uri.split("/").pop();
       ui.inputPolicy.textContent = probe.inputTransform
         ? "suggested: " + probe.inputTransform.policy + " — " + probe.inputTransform.reason : "";
+      // An HDR source is exported as the preview shows it: tone-mapped (runExport's toneMap, on by default).
+      const hdr = probe.video && probe.video.hdr && probe.video.hdr !== "none" ? probe.video.hdr.toUpperCase() : null;
+      ui.exportHdr.hidden = !hdr;
+      ui.exportHdr.textContent = hdr ? "This " + hdr + " source is exported tone-mapped to SDR BT.709, as the preview shows it." : "";
       remember(uri);
       suggestOutput();
       fitViewer();

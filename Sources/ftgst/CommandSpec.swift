@@ -59,7 +59,7 @@ struct CommandSpec: Sendable {
             name: "interpolation", value: "M", help: "tetrahedral|trilinear|nearest", defaultValue: "tetrahedral",
             completion: .choices(["tetrahedral", "trilinear", "nearest"]))
 
-        /// `--tone-map`, as `thumb`, `storyboard` and `preview` take it.
+        /// `--tone-map`, as `thumb`, `storyboard`, `preview` and `export` take it.
         static let toneMap = Option(
             name: "tone-map", value: "on|off", help: "on: PQ and HLG (HDR) sources are tone-mapped to SDR BT.709",
             defaultValue: "on", completion: .choices(["on", "off"]))

@@ -39,6 +39,7 @@ enum ExportCommand {
             .init(
                 name: "depth", value: "8|10|auto", help: "bits between decoding and encoding",
                 defaultValue: "auto: the source's, capped by the preset", completion: .choices(["8", "10", "auto"])),
+            .toneMap,
             .init(
                 name: "build-mezzanine", value: nil,
                 help: "also build the source's mezzanine first (ftgst mezzanine), stage `mezzanine`",
@@ -60,7 +61,7 @@ enum ExportCommand {
             .init(
                 name: "request", value: "FILE.json",
                 help:
-                    "preview's request fields plus preset, presets, audio, overwrite, workspace, maxWidth, maxHeight, startMs, endMs, depth, timeoutMs; options on the command line override it",
+                    "preview's request fields plus preset, presets, audio, overwrite, workspace, maxWidth, maxHeight, startMs, endMs, depth, toneMap, timeoutMs; options on the command line override it",
                 completion: .file(extensions: ["json"])),
             .flag("dry-run", "print the gst-launch-1.0 command (for bash) that does this export, and exit"),
         ],
@@ -114,6 +115,7 @@ enum ExportCommand {
             guard let depth = ExportDepth(rawValue: value) else { throw usage("--depth must be 8, 10 or auto") }
             options.depth = depth
         }
+        if let value = arguments.string("tone-map") { options.toneMap = try ToneMapping.parse(value) }
         if arguments.has("overwrite") { options.overwrite = true }
         if arguments.has("notify") { options.notify = true }
         if arguments.has("build-mezzanine") { options.mezzanine = true }

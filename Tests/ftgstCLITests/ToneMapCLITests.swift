@@ -241,6 +241,96 @@ final class ToneMapCLITests: XCTestCase {
         XCTAssertGreaterThan(picture.meanDifference(pictures[1]), 15)
     }
 
+    // MARK: - Exports
+
+    /// The export of `fixture` (ffv1-mkv: lossless, so the picture is what the pipeline made), its colour tags, and
+    /// its frame 12 (500 ms) as RGB read through the tags (zscale).
+    private func exported(_ fixture: String, _ extra: [String] = []) throws -> (tags: [String], frame: DecodedImage) {
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let output = folder.appendingPathComponent("\(fixture)\(extra.joined()).mkv").path
+        let run = try Run.ftgst(
+            ["export", try TestEnvironment.fixture(fixture), "--audio", "none", "-o", output] + extra)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let probe = try Run.tool(
+            "ffprobe",
+            [
+                "-v", "error", "-select_streams", "v", "-show_entries",
+                "stream=color_space,color_transfer,color_primaries", "-of", "csv=p=0", output,
+            ])
+        let frame = folder.appendingPathComponent("\(fixture)\(extra.joined())-frame.png").path
+        let decode = try Run.tool(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-i", output, "-vf", "select=eq(n\\,12),zscale=r=pc,format=gbrp", "-frames:v", "1",
+                frame,
+            ])
+        XCTAssertEqual(decode.status, 0, decode.stderr)
+        return (
+            probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").map(String.init),
+            try DecodedImage.read(frame)
+        )
+    }
+
+    private func preview(_ fixture: String, _ extra: [String] = []) throws -> DecodedImage {
+        let output = try TestEnvironment.temporaryDirectory(self).appendingPathComponent("\(fixture)-preview.png")
+        let run = try Run.ftgst(
+            [
+                "preview", try TestEnvironment.fixture(fixture), "--time-ms", "500", "--max-width", "640", "-o",
+                output.path,
+            ]
+                + extra)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        return try DecodedImage.read(output.path)
+    }
+
+    /// An export shows what the preview of the same frame shows: an HLG or PQ source tone-mapped to SDR BT.709 and
+    /// tagged so. Measured (mean per channel): ≤ 0.6 for both, where the codes as decoded are ≥ 15 off.
+    func testAnExportIsToneMappedAsItsPreview() throws {
+        for fixture in ["hdr-hlg.mp4", "hdr-pq.mp4"] {
+            let export = try exported(fixture)
+            XCTAssertEqual(export.tags, ["bt709", "bt709", "bt709"], "\(fixture): tagged SDR BT.709")
+            let mapped = channelDifferences(export.frame, try preview(fixture))
+            let raw = channelDifferences(export.frame, try preview(fixture, ["--tone-map", "off"]))
+            for channel in 0..<3 {
+                XCTAssertLessThan(mapped[channel], 1.5, "\(fixture) channel \(channel): \(mapped)")
+                XCTAssertGreaterThan(raw[channel], 12, "\(fixture) channel \(channel) against the codes: \(raw)")
+            }
+        }
+    }
+
+    /// A PQ export's curve takes HDR10's stated peak from the caps, as the preview's does: `hdr-pq4000.mp4` keeps
+    /// its highlights below white where `hdr-pq.mp4` (1000 cd/m² assumed) clips them, and matches its preview.
+    func testAPQExportTakesTheStatedPeak() throws {
+        func brightPixels(_ image: DecodedImage) -> Int {
+            stride(from: 1, to: image.rgb.count, by: 3).filter { image.rgb[$0] >= 250 }.count
+        }
+        let stated = try exported("hdr-pq4000.mp4").frame
+        let assumed = try exported("hdr-pq.mp4").frame
+        XCTAssertLessThan(brightPixels(stated) * 4, brightPixels(assumed))
+        let differences = channelDifferences(stated, try preview("hdr-pq4000.mp4"))
+        for channel in 0..<3 { XCTAssertLessThan(differences[channel], 1.5, "channel \(channel): \(differences)") }
+    }
+
+    /// `--tone-map off` (and `"toneMap": "off"` in a request file) keeps an HDR delivery: the HLG tags and codes.
+    func testAnExportWithTheToneMapOffKeepsTheHDR() throws {
+        let off = try exported("hdr-hlg.mp4", ["--tone-map", "off"])
+        XCTAssertEqual(off.tags, ["bt2020nc", "arib-std-b67", "bt2020"])
+        let raw = channelDifferences(off.frame, try preview("hdr-hlg.mp4", ["--tone-map", "off"]))
+        for channel in 0..<3 { XCTAssertLessThan(raw[channel], 1.5, "channel \(channel): \(raw)") }
+        let folder = try TestEnvironment.temporaryDirectory(self)
+        let request = folder.appendingPathComponent("off.json")
+        let output = folder.appendingPathComponent("request.mp4").path
+        try JSONSerialization.data(withJSONObject: [
+            "source": try TestEnvironment.fixture("hdr-hlg.mp4"), "output": output, "toneMap": "off",
+        ]).write(to: request)
+        let run = try Run.ftgst(["export", "--request", request.path, "--dry-run"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertFalse(run.stdout.contains("tonemap"), run.stdout)
+        let on = try Run.ftgst(["export", try TestEnvironment.fixture("hdr-hlg.mp4"), "-o", output, "--dry-run"])
+        XCTAssertTrue(on.stdout.contains("ftlut name=tonemap tone-map=hlg"), on.stdout)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output), "a dry run writes nothing")
+    }
+
     // MARK: - Cache keys, probe, errors
 
     /// The same cache name asked again with the other setting is rebuilt, not returned from the cache.
@@ -284,6 +374,7 @@ final class ToneMapCLITests: XCTestCase {
             ["thumb", video, "--tone-map", "auto", "-o", folder.appendingPathComponent("t.png").path],
             ["storyboard", video, "--tone-map", "", "-o", folder.appendingPathComponent("s").path],
             ["preview", video, "--tone-map", "ON", "-o", folder.appendingPathComponent("p.png").path],
+            ["export", video, "--tone-map", "1", "-o", folder.appendingPathComponent("e.mp4").path],
         ] {
             assertFailure(try Run.ftgst(words), code: "INVALID_ARGUMENT", status: 64)
         }
@@ -296,5 +387,6 @@ final class ToneMapCLITests: XCTestCase {
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("t.png").path))
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("s").path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("e.mp4").path))
     }
 }

@@ -553,8 +553,8 @@ class StudioAppTest(unittest.TestCase):
         stage = os.environ.get("FTGST_STAGE", "")
         installed = os.path.join(stage, "usr", "bin", "ftgst") if stage else ""
         self.installed = bool(installed) and os.access(installed, os.X_OK)
-        _, self.url = start_engine(self, ["--no-open", self.clip], env, command="studio",
-                                   binary=installed if self.installed else BIN)
+        self.binary = installed if self.installed else BIN
+        _, self.url = start_engine(self, ["--no-open", self.clip], env, command="studio", binary=self.binary)
         self.page = self.url.split("&source=")[0]
         self.browser = headless_chrome(self, "--window-size=1280,800")
 
@@ -690,6 +690,71 @@ class StudioAppTest(unittest.TestCase):
 
         # The output name suggested from the source.
         self.assertEqual(self.el("output").get_attribute("value"), os.path.join(self.home, "Videos", "clip-look.mp4"))
+
+    def test_a_phone_clip_upright_tone_mapped_looked_and_exported(self):
+        """The phone's own clip (HEVC Main 10 HLG in .mov, recorded upright): the page shows it upright and
+        tone-mapped as `ftgst preview` renders it, says the source is tone-mapped, applies a look and exports an
+        upright SDR file."""
+        clip = os.path.join(self.home, "Videos", "IMG_0001.MOV")
+        shutil.copy(os.path.join(FIXTURES, "phone-hlg.mov"), clip)
+        env = dict(os.environ, HOME=self.home, XDG_RUNTIME_DIR=os.path.join(self.tmp, "run"),
+                   XDG_CONFIG_HOME=os.path.join(self.home, ".config"))
+        for name in ("DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", "XDG_DATA_HOME"):
+            env.pop(name, None)
+        _, url = start_engine(self, ["--no-open", clip], env, command="studio", binary=self.binary)
+        self.browser.get(url)
+        probe = self.browser.find_element(By.ID, "probe")
+        self.wait("the phone clip's probe", lambda: probe.get_attribute("data-ready") == "true")
+        self.assertIn("h265 360×640 @ 24/1, 10-bit, hlg", probe.text)
+        policy = self.browser.find_element(By.ID, "input-policy").text
+        self.assertTrue(policy.startswith("suggested: hdr-to-sdr") and "tone-mapped" in policy, policy)
+        self.assertEqual(self.browser.find_element(By.ID, "export-hdr").text,
+                         "This HLG source is exported tone-mapped to SDR BT.709, as the preview shows it.")
+
+        # Upright: a portrait picture in a portrait viewer that fits the window's height.
+        shown = self.preview_png()
+        size = self.browser.execute_script(
+            "const i = arguments[0]; return [i.naturalWidth, i.naturalHeight];", self.el("preview"))
+        self.assertAlmostEqual(size[0] / size[1], 360 / 640, delta=0.02, msg=f"the preview is upright: {size}")
+        viewer = self.browser.find_element(By.ID, "viewer").rect
+        inner_height = self.browser.execute_script("return window.innerHeight;")
+        self.assertAlmostEqual(viewer["width"] / viewer["height"], 360 / 640, delta=0.02, msg=f"{viewer}")
+        self.assertLessEqual(viewer["y"] + viewer["height"], inner_height, "the whole picture in the window")
+
+        # Tone-mapped: what `ftgst preview` renders at that size, not the HLG codes as decoded.
+        def cli_preview(*extra):
+            out = os.path.join(self.tmp, f"cli{len(extra)}.png")
+            subprocess.run([BIN, "preview", clip, "--time-ms", "0", "--max-width", str(size[0]), "--max-height",
+                            str(size[1]), *extra, "-o", out], check=True, capture_output=True, timeout=60, env=env)
+            with open(out, "rb") as f:
+                return f.read()
+
+        page, mapped, raw = self.mean(shown), self.mean(cli_preview()), self.mean(cli_preview("--tone-map", "off"))
+        for channel in range(3):
+            self.assertAlmostEqual(page[channel], mapped[channel], delta=1.5, msg=f"{page} vs {mapped}")
+        self.assertGreater(max(abs(a - b) for a, b in zip(mapped, raw)), 5, f"tone-mapped {mapped} vs as decoded {raw}")
+
+        # A look from the library, then the export: upright, SDR BT.709, with the look.
+        self.wait("the library", lambda: self.el("looks").get_attribute("data-ready") == "true")
+        ticket = self.el("preview").get_attribute("data-ticket")
+        [t for t in self.tiles() if t.text == "Invert"][0].click()
+        self.wait("the look's preview", lambda: self.el("preview").get_attribute("data-ticket") != ticket)
+        looked = self.mean(self.preview_png())
+        for channel in range(3):
+            self.assertAlmostEqual(page[channel] + looked[channel], 255, delta=12, msg=f"inverted: {page} {looked}")
+        output = os.path.join(self.home, "Videos", "IMG_0001-look.mp4")
+        self.assertEqual(self.el("output").get_attribute("value"), output)
+        self.el("export").click()
+        result = self.browser.find_element(By.ID, "result")
+        self.wait("the export", lambda: result.get_attribute("data-state") in ("done", "failed"), seconds=90)
+        self.assertEqual(result.get_attribute("data-state"), "done", error_lines(self.browser))
+        self.assertIn("360×640, 24 frames", result.text)
+        streams = json.loads(subprocess.run(
+            ["ffprobe", "-v", "error", "-of", "json", "-show_streams", "-select_streams", "v", output],
+            check=True, capture_output=True, text=True, timeout=30).stdout)["streams"][0]
+        self.assertEqual((streams["width"], streams["height"]), (360, 640))
+        self.assertNotIn("side_data_list", streams, "no rotation left to apply")
+        self.assertEqual(streams.get("color_transfer"), "bt709")
 
     def test_every_control_is_labelled_and_reachable_by_keyboard(self):
         """Every control the page shows has an accessible name (Chromium's computed label) and Tab reaches it; the

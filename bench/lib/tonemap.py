@@ -3,6 +3,10 @@ SDR BT.709, `ftgst thumb` (its default --tone-map on) against ffmpeg's zscale + 
 The same two without a tone map (`--tone-map off`; ffmpeg's plain scale) are measured in the same run, so the
 tone map's own cost on each side is the difference.
 
+With --export, the whole clip exported instead: `ftgst export --preset h264-mp4 --audio none` (tone-mapped by
+default) against ffmpeg's zscale + tonemap chain into libx264 at the preset's settings (veryfast, CRF 20, GOP 250),
+and both without a tone map.
+
 Called by bench/tonemap.sh once the clip exists; not meant to be run on its own (but it can be: see --help).
 """
 
@@ -26,13 +30,29 @@ BOX = 320
 FFMPEG_TONEMAP = ("zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=mobius:desat=0,"
                   "zscale=t=bt709,format=gbrp,scale=320:-2")
 SIDES = ("ftgst", "ffmpeg", "ftgst-off", "ffmpeg-off")
+# The export's ffmpeg side: the same chain ending in BT.709 4:2:0 for x264, tagged as ftgst's output is.
+FFMPEG_EXPORT_TONEMAP = ("zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=mobius:desat=0,"
+                         "zscale=t=bt709:m=bt709:r=tv,format=yuv420p")
+X264 = ["-c:v", "libx264", "-preset", "veryfast", "-crf", "20", "-g", "250", "-profile:v", "high"]
 
 
 def fail(msg, tmp=None):
     benchlib.fail("bench/tonemap", msg, tmp)
 
 
-def command(side, ftgst, clip, tmp, name):
+def export_command(side, ftgst, clip, tmp, name):
+    out = os.path.join(tmp, f"{name}.mp4")
+    if side.startswith("ftgst"):
+        return [ftgst, "export", clip, "--preset", "h264-mp4", "--audio", "none", "--overwrite",
+                "--tone-map", "off" if side.endswith("-off") else "on", "-o", out]
+    chain = ["-pix_fmt", "yuv420p"] if side.endswith("-off") else [
+        "-vf", FFMPEG_EXPORT_TONEMAP, "-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709"]
+    return ["ffmpeg", "-v", "error", "-y", "-i", clip, "-an", *chain, *X264, out]
+
+
+def command(side, ftgst, clip, tmp, name, export=False):
+    if export:
+        return export_command(side, ftgst, clip, tmp, name)
     out = os.path.join(tmp, f"{name}.jpg")
     if side.startswith("ftgst"):
         return [ftgst, "thumb", clip, "--time-ms", str(SEEK_MS), "--tolerance-ms", "0",
@@ -45,18 +65,21 @@ def command(side, ftgst, clip, tmp, name):
 
 def main():
     ap = benchlib.clip_arguments(__doc__, 5)
+    ap.add_argument("--export", action="store_true", help="export the whole clip instead of one thumbnail")
     a = benchlib.parse_runs(ap, "bench/tonemap")
     clip = os.path.abspath(a.clip)
     tmp = tempfile.mkdtemp(prefix="ftgst-bench-tonemap-")
     samples = {side: [] for side in SIDES}
 
     def one(side, name, record):
-        cmd = command(side, a.ftgst, clip, tmp, name)
+        cmd = command(side, a.ftgst, clip, tmp, name, a.export)
         s = benchlib.timed_run(cmd)
         if s.returncode != 0:
             fail(f"{side} exited with status {s.returncode}\n  command: {benchlib.shell_join(cmd)}\n"
                  f"  stderr: {s.stderr.strip()[-2000:]}", tmp)
-        if benchlib.jpeg_size(cmd[-1]) != (320, 180):
+        if a.export and not (os.path.exists(cmd[-1]) and os.path.getsize(cmd[-1]) > 0):
+            fail(f"{side} wrote no export at {cmd[-1]}\n  command: {benchlib.shell_join(cmd)}", tmp)
+        if not a.export and benchlib.jpeg_size(cmd[-1]) != (320, 180):
             fail(f"{side} wrote no 320x180 JPEG at {cmd[-1]}\n  command: {benchlib.shell_join(cmd)}", tmp)
         if s.rss_kib is None:
             fail(f"GNU time gave no figures for {side}", tmp)
@@ -67,8 +90,17 @@ def main():
     log(f"bench/tonemap: clip {clip}; {a.runs} runs per side after 1 warm-up; scratch {tmp}")
     for side in SIDES:
         one(side, f"{side}-warmup", False)
-    psnr = benchlib.psnr_db(os.path.join(tmp, "ftgst-warmup.jpg"), os.path.join(tmp, "ffmpeg-warmup.jpg"))
-    psnr_off = benchlib.psnr_db(os.path.join(tmp, "ftgst-off-warmup.jpg"), os.path.join(tmp, "ffmpeg-warmup.jpg"))
+    def picture(side):
+        """The warm-up's picture: the thumbnail, or the export's frame at SEEK_MS as RGB (read through its tags)."""
+        if not a.export:
+            return os.path.join(tmp, f"{side}-warmup.jpg")
+        frame = os.path.join(tmp, f"{side}-warmup.png")
+        benchlib.timed_run(["ffmpeg", "-v", "error", "-y", "-i", os.path.join(tmp, f"{side}-warmup.mp4"), "-vf",
+                            f"select=eq(n\\,{SEEK_MS * 25 // 1000}),zscale=r=pc,format=gbrp", "-frames:v", "1", frame])
+        return frame
+
+    psnr = benchlib.psnr_db(picture("ftgst"), picture("ffmpeg"))
+    psnr_off = benchlib.psnr_db(picture("ftgst-off"), picture("ffmpeg"))
     for i in range(1, a.runs + 1):
         for side in SIDES:
             one(side, f"{side}-{i}", True)
@@ -85,14 +117,16 @@ def main():
         }
     med = lambda side, key: results[side][key]["median"]  # noqa: E731
     report = {
-        "benchmark": "tonemap",
-        "description": f"one exact {BOX}-px JPEG thumbnail at {SEEK_MS / 1000:g} s of a 1080p PQ HEVC clip, "
+        "benchmark": "tonemap-export" if a.export else "tonemap",
+        "description": "the whole 1080p PQ HEVC clip exported to H.264 (x264 veryfast, CRF 20), tone-mapped to SDR "
+                       "BT.709" if a.export else
+                       f"one exact {BOX}-px JPEG thumbnail at {SEEK_MS / 1000:g} s of a 1080p PQ HEVC clip, "
                        "tone-mapped to SDR BT.709",
         "runs": a.runs,
         "order": "round robin: " + ", ".join(SIDES),
         "clip": clip,
         "pipeline_file": a.pipeline_file,
-        "commands": {side: benchlib.shell_join(command(side, a.ftgst, clip, "@TMP@", f"{side}-@I@"))
+        "commands": {side: benchlib.shell_join(command(side, a.ftgst, clip, "@TMP@", f"{side}-@I@", a.export))
                      for side in SIDES},
         "machine": benchlib.machine_info(),
         "results": results,
@@ -125,7 +159,9 @@ def main():
           f"peak RSS {report['ratios']['peak_rss']}")
     print(f"  the tone map's own cost (on - off): ftgst {report['tone_map_cost_ms']['ftgst']} ms, "
           f"ffmpeg {report['tone_map_cost_ms']['ffmpeg']} ms")
-    print(f"  PSNR against ffmpeg's tone-mapped thumbnail: ftgst {psnr} dB, ftgst --tone-map off {psnr_off} dB")
+    print(f"  PSNR against ffmpeg's tone-mapped {'export (its frame at 5.52 s)' if a.export else 'thumbnail'}: "
+          f"ftgst {psnr} dB, "
+          f"ftgst --tone-map off {psnr_off} dB")
     for side in SIDES:
         print(f"  {side}: {report['commands'][side]}")
 

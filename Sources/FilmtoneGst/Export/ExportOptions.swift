@@ -6,8 +6,9 @@ import Glibc
 /// What `runExport` is asked for: `source` decoded, made upright, scaled, looked and encoded with a preset
 /// into `output`. The fields it shares with a preview (source, output, headers, LUTs, intensity, interpolation,
 /// box, timeout) are `render`'s and read as this type's own (`RenderJobOptions`). The JSON request (`fromJSON`)
-/// is `ftgst preview`'s plus the export fields; preview-only fields (timeMs, toleranceMs, format, quality,
-/// mezzanine, mezzanineDir) are type-checked and ignored, so one request file serves both.
+/// is `ftgst preview`'s plus the export fields; `toneMap` is read as a preview reads it; preview-only fields
+/// (timeMs, toleranceMs, format, quality, mezzanine, mezzanineDir) are type-checked and ignored, so one request file
+/// serves both.
 public struct ExportOptions: RenderJobOptions, Sendable {
     /// The box defaults to 16384×16384: the source's own size, never upscaled.
     public var render: RenderOptions
@@ -22,6 +23,9 @@ public struct ExportOptions: RenderJobOptions, Sendable {
     public var audio: AudioMode = .auto
     /// Bits per channel between decoding and encoding (`auto`: the source's, capped by the preset).
     public var depth: ExportDepth = .auto
+    /// `on`: a PQ or HLG source is tone-mapped to SDR BT.709 before the look, as its preview shows it; `off`: its
+    /// codes and colour tags are kept (an HDR delivery).
+    public var toneMap: ToneMapping = .on
     /// Also build (or find) the source's mezzanine first (`ftgst mezzanine`), reported as the `mezzanine` stage.
     public var mezzanine: Bool = false
     /// Replace an existing output (else `WRITE_FAILED`).
@@ -64,6 +68,7 @@ public struct ExportOptions: RenderJobOptions, Sendable {
         // A preview's own fields are checked as a preview would check them, then ignored.
         var preview = PreviewOptions(source: options.source)
         try preview.readOwnFields(request)
+        options.toneMap = preview.toneMap
         if let name = try request.string("preset") { options.preset = name }
         if let folder = try request.string("presets") { options.presets = folder }
         if let value = try request.string("audio") {
@@ -105,7 +110,8 @@ public struct ExportOptions: RenderJobOptions, Sendable {
             ("maxWidth", .int(Int64(maxWidth))), ("maxHeight", .int(Int64(maxHeight))),
             ("startMs", startMilliseconds.map { .int($0) } ?? .null),
             ("endMs", endMilliseconds.map { .int($0) } ?? .null),
-            ("audio", .string(audio.rawValue)), ("depth", .string(depth.rawValue)), ("overwrite", .bool(overwrite)),
+            ("audio", .string(audio.rawValue)), ("depth", .string(depth.rawValue)),
+            ("toneMap", .string(toneMap.rawValue)), ("overwrite", .bool(overwrite)),
             ("buildMezzanine", .bool(mezzanine)),
             ("timeoutMs", timeoutMilliseconds.map { .int($0) } ?? .null),
         ])

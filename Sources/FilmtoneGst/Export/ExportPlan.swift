@@ -80,6 +80,8 @@ struct ExportPlan: Equatable {
         /// `--depth`, and the source's bit depth from the probe (nil: unknown, taken as 8).
         var depth: ExportDepth = .auto
         var sourceDepth: Int? = nil
+        /// The source's HDR transfer when it is tone-mapped to SDR BT.709 (`--tone-map on`); nil: no tone map.
+        var toneMap: ToneMap.Transfer? = nil
         var trim = Trim()
         var audio: AudioMode
         /// The source's audio codec (probe's short name), nil without audio.
@@ -118,6 +120,7 @@ struct ExportPlan: Equatable {
     /// The names of the elements that take the user's values.
     static let sourceName = "source"
     static let lookName = "look"
+    static let toneMapName = "tonemap"
     static let outputName = "out"
 
     /// The words of the pipeline description, with no user value in them (`settings` holds those).
@@ -133,11 +136,11 @@ struct ExportPlan: Equatable {
                     "caps=video/x-raw,width=\(width),height=\(height),pixel-aspect-ratio=1/1",
                 ]
             case "{look}":
+                let working = ExportPlan.workingFormat(
+                    look: inputs.look != nil, depth: depth, sourceDepth: inputs.sourceDepth,
+                    encoderFormat: ExportPlan.encoderFormat(preset))
                 words +=
-                    ExportPlan.workingFormat(
-                        look: inputs.look != nil, depth: depth,
-                        sourceDepth: inputs.sourceDepth,
-                        encoderFormat: ExportPlan.encoderFormat(preset))
+                    (inputs.toneMap.map { ExportPlan.toneMapWords($0, then: working) } ?? working)
                     + (inputs.look.map(ExportPlan.lookWords) ?? [])
             case "{trim}": words += ExportPlan.trimWords(inputs.trim, name: "trim")
             case "{audio}":
@@ -283,6 +286,22 @@ struct ExportPlan: Equatable {
         }
         if depth == 8 && (sourceDepth ?? 16) > 8 { return ["video/x-raw,format=Y444"] }
         return []
+    }
+
+    /// The element that tone-maps a PQ or HLG source to SDR BT.709 in front of the look, as the preview's
+    /// `tonemap` does (`FrameRecipe`): `ftlut`'s generated tone map on 16-bit RGB, so that the decoded 10 bits reach
+    /// the curve whole. Its pixels are BT.709 but its caps still say the source's colours (ftlut changes no caps):
+    /// the `videoconvert` after it meets `then` (the look's working format, or none) with `colorimetry=bt709` added,
+    /// which only relabels RGB (videoconvert converts no transfer or primaries by default) and sets the matrix of
+    /// any YUV after it, so the encoder tags the output BT.709. A PQ source's peak is set from its caps when they
+    /// arrive (`ExportRun`).
+    static func toneMapWords(_ transfer: ToneMap.Transfer, then working: [String]) -> [String] {
+        var relabel = working.isEmpty ? ["video/x-raw"] : working
+        relabel[0] += ",colorimetry=bt709"
+        return [
+            "video/x-raw,format=\(FrameRecipe.deepFormat)", "!", LUTFilterElement.factoryName, "name=\(toneMapName)",
+            "tone-map=\(transfer.rawValue)", "!", "videoconvert", "!",
+        ] + relabel
     }
 
     /// The format pinned in front of the preset's encoder: the last `video/x-raw,format=X` of its template.
@@ -444,6 +463,7 @@ struct ExportPlan: Equatable {
                 isPhoto: source.isImage,
                 displayWidth: video.displayWidth, displayHeight: video.displayHeight, maxWidth: options.maxWidth,
                 maxHeight: options.maxHeight, look: request.look, depth: options.depth, sourceDepth: video.bitDepth,
+                toneMap: options.toneMap == .on && !source.isImage ? ExportPlan.toneMap(video.hdr) : nil,
                 trim: trim, audio: options.audio, sourceAudioCodec: source.audio?.codec, output: request.output.path))
         plan.totalFrames = totalFrames(source, start: options.startMilliseconds, end: options.endMilliseconds)
         plan.totalFramesIsExact =
@@ -454,6 +474,15 @@ struct ExportPlan: Equatable {
             plan.expectedSpanMilliseconds = min(trim.end ?? duration, duration) - (trim.start ?? 0)
         }
         return plan
+    }
+
+    /// The tone map of a source with `hdr` (nil: an SDR source).
+    static func toneMap(_ hdr: HDRKind) -> ToneMap.Transfer? {
+        switch hdr {
+        case .pq: return .pq
+        case .hlg: return .hlg
+        case .none: return nil
+        }
     }
 
     /// The range `--start-ms`/`--end-ms` keep: a start of 0 is the beginning and an end at or past the duration

@@ -149,8 +149,9 @@ export interface PreviewResult {
 export type AudioMode = "auto" | "copy" | "aac" | "none";
 
 /**
- * `runExport`'s params: an export request file's object. The preview-only keys (`timeMs`, `toleranceMs`, `format`,
- * `quality`, `toneMap`, `mezzanine`, `mezzanineDir`) are accepted and ignored by the engine.
+ * `runExport`'s params: an export request file's object. `toneMap` is the export's too (`"on"`, the default: a PQ or
+ * HLG source is exported tone-mapped to SDR BT.709, as its preview shows it). The preview-only keys (`timeMs`,
+ * `toleranceMs`, `format`, `quality`, `mezzanine`, `mezzanineDir`) are accepted and ignored by the engine.
  */
 export interface ExportRequest extends Omit<PreviewRequest, "output"> {
     /** Required for an export. */
