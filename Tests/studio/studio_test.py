@@ -802,5 +802,94 @@ class StudioAppTest(unittest.TestCase):
         self.assertEqual(self.el("timeline").get_attribute("value"), time_before)
 
 
+class StudioLauncherTest(unittest.TestCase):
+    """The installed launcher entry, as a file manager uses it (issue 31's "Open with"): GIO lists ftgst Studio for a
+    phone clip's type once the entry is installed as the .deb installs it (desktop-file-utils' trigger writes
+    mimeinfo.cache), `gio open CLIP` runs its Exec line, the studio asks the portal (a stand-in on a private bus) to
+    open its page, and that page, loaded in Chromium, has the clip open."""
+
+    def setUp(self):
+        stage = os.environ.get("FTGST_STAGE", "")
+        self.installed = os.path.join(stage, "usr") if stage else ""
+        if not (self.installed and os.access(os.path.join(self.installed, "bin", "ftgst"), os.X_OK)):
+            self.skipTest("needs make stage's installed tree (FTGST_STAGE); make test stages it")
+        self.tmp = tempfile.mkdtemp(prefix="ftgst-studio-launcher-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def test_open_with_runs_the_studio_on_the_clip(self):
+        # The installed entry and icon in a data folder of their own, indexed as the .deb's trigger indexes them.
+        share = os.path.join(self.tmp, "share")
+        shutil.copytree(os.path.join(self.installed, "share", "applications"), os.path.join(share, "applications"))
+        subprocess.run(["update-desktop-database", os.path.join(share, "applications")], check=True, timeout=30)
+        # `ftgst` on PATH is the installed binary, through a wrapper that notes its pid (the studio outlives gio).
+        bin_folder = os.path.join(self.tmp, "bin")
+        os.mkdir(bin_folder)
+        pid_file = os.path.join(self.tmp, "studio.pid")
+        with open(os.path.join(bin_folder, "ftgst"), "w") as f:
+            f.write(f"#!/bin/sh\necho $$ > '{pid_file}'\nexec '{self.installed}/bin/ftgst' \"$@\"\n")
+        os.chmod(os.path.join(bin_folder, "ftgst"), 0o755)
+        home = os.path.join(self.tmp, "home")
+        os.makedirs(os.path.join(home, "Videos"))
+        clip = os.path.join(home, "Videos", "IMG_0002.MOV")
+        shutil.copy(os.path.join(FIXTURES, "phone-hlg.mov"), clip)
+        run = os.path.join(self.tmp, "run")
+        os.mkdir(run, 0o700)
+        address, portal_log = private_bus(self, self.tmp, {"interfaces": ["OpenURI"]})
+        env = dict(os.environ, PATH=bin_folder + ":/usr/bin:/bin", HOME=home, XDG_RUNTIME_DIR=run,
+                   XDG_DATA_DIRS=share + ":/usr/share", XDG_DATA_HOME=os.path.join(home, ".local", "share"),
+                   XDG_CONFIG_HOME=os.path.join(home, ".config"), DBUS_SESSION_BUS_ADDRESS=address)
+        for name in ("DISPLAY", "WAYLAND_DISPLAY"):
+            env.pop(name, None)
+
+        def stop_studio():
+            try:
+                with open(pid_file) as f:
+                    pid = int(f.read())
+                os.kill(pid, 15)
+            except (OSError, ValueError):
+                return
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                try:
+                    os.kill(pid, 0)
+                except OSError:
+                    return
+                time.sleep(0.05)
+
+        self.addCleanup(stop_studio)
+        mime = subprocess.run(["gio", "mime", "video/quicktime"], env=env, capture_output=True, text=True, timeout=30)
+        self.assertIn("Registered applications:\n\tftgst-studio.desktop", mime.stdout, mime.stdout + mime.stderr)
+
+        # Its output to a file: the studio gio starts inherits it and outlives gio (a pipe would stay open).
+        output = os.path.join(self.tmp, "gio-open.txt")
+        with open(output, "w") as f:
+            opened = subprocess.run(["gio", "open", clip], env=env, stdin=subprocess.DEVNULL, stdout=f,
+                                    stderr=subprocess.STDOUT, timeout=30)
+        with open(output) as f:
+            self.assertEqual(opened.returncode, 0, f.read())
+        url = None
+        deadline = time.monotonic() + 30
+        while url is None and time.monotonic() < deadline:
+            with open(portal_log) as f:
+                for line in f:
+                    if "ftgst-call " in line:
+                        call = json.loads(line.split("ftgst-call ", 1)[1])
+                        if call["method"] == "OpenURI.OpenURI":
+                            url = call["args"][1]
+            time.sleep(0.1)
+        self.assertIsNotNone(url, "the studio asked the portal to open its page")
+        self.assertTrue(url.startswith("http://127.0.0.1:") and "&source=" in url, url)
+
+        browser = headless_chrome(self, "--window-size=1280,800")
+        browser.get(url)
+        probe = browser.find_element(By.ID, "probe")
+        WebDriverWait(browser, 30, poll_frequency=0.1).until(lambda _: probe.get_attribute("data-ready") == "true")
+        self.assertEqual(browser.find_element(By.ID, "source").get_attribute("value"), clip)
+        self.assertIn("360×640", probe.text)
+        preview = browser.find_element(By.ID, "preview")
+        WebDriverWait(browser, 30, poll_frequency=0.1).until(lambda _: browser.execute_script(
+            "const i = arguments[0]; return !i.hidden && i.complete && i.naturalWidth > 0;", preview))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
