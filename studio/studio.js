@@ -18,7 +18,7 @@
     timelineHover: $("timeline-hover"), hoverTime: $("hover-time"), hoverTile: $("hover-tile"), looks: $("looks"),
     inputPolicy: $("input-policy"), presetDescription: $("preset-description"), recent: $("recent"),
     recentBox: $("recent-box"), sourceName: $("source-name"), showFolder: $("show-folder"),
-    looksPicked: $("looks-picked"), exportHdr: $("export-hdr"),
+    looksPicked: $("looks-picked"), exportHdr: $("export-hdr"), pickFolder: $("pick-folder"),
   };
   // Each part of the page has its own errors line: an error shows where it happened.
   const errors = {
@@ -599,8 +599,9 @@
     }
   }
 
-  // Files: listFiles shows the --allow folders (and only what is inside them: the engine never lists a link out);
-  // a media file opens as the source, a .cube goes into a LUT slot, a folder is entered.
+  // Files: listFiles shows the --allow folders and those picked with Add folder… (and only what is inside them: the
+  // engine never lists a link out); a media file opens as the source, a .cube goes into a LUT slot, a folder is
+  // entered.
   let filesParent = null;
 
   async function showFolder(dir) {
@@ -675,9 +676,9 @@
         status.textContent = "nothing chosen";
         return;
       }
-      field.value = picked.path;
+      if (field) field.value = picked.path;
       status.textContent = "picked: " + picked.path;
-      then();
+      then(picked.path);
     } catch (error) {
       status.textContent = "";
       showError(where, error);
@@ -705,6 +706,8 @@
 
   ui.filesUp.addEventListener("click", () => showFolder(filesParent));
   ui.pickSource.addEventListener("click", () => pick("source", "pickSource", {}, ui.source, openSource));
+  // A folder outside the allowed ones: the engine lets this page use what is inside once the user chose it.
+  ui.pickFolder.addEventListener("click", () => pick("source", "pickFolder", {}, null, showFolder));
   ui.pickInputLut.addEventListener("click",
     () => pick("looks", "pickLutFile", { slot: "inputLut" }, ui.inputLut, requestPreview));
   ui.pickCreativeLut.addEventListener("click", () => pick("looks", "pickLutFile", { slot: "creativeLut" },

@@ -186,6 +186,45 @@ final class PickCLITests: XCTestCase {
         assertFailure(try Run.ftgst(["pick", "lut", "--timeout-ms", "0"]), code: "INVALID_ARGUMENT", status: 64)
     }
 
+    /// `pick folder`: the portal's chooser with `directory` set and no file filters; zenity with `--directory`. A
+    /// chooser that answers a file instead of a folder is `FILE_NOT_FOUND`, as a folder that is not there.
+    func testAFolderPickAsksForAFolder() throws {
+        let bus = try PrivateSessionBus(self)
+        let folder = work.appendingPathComponent("Clips é")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let uri = "file://" + folder.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)!
+        let file = try chosenFile()
+        let portal = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop",
+            parameters: ["answers": [[uri], [file.uri]]])
+        let picked = try pick(bus, ["folder"])
+        XCTAssertEqual(picked.status, 0, picked.stderr)
+        XCTAssertEqual(try picked.json()["path"] as? String, folder.path)
+        XCTAssertEqual(try picked.json()["handler"] as? String, "portal")
+        let call = portal.calls("FileChooser.OpenFile").first
+        XCTAssertEqual((call?["args"] as? [Any])?[1] as? String, "Choose a folder")
+        XCTAssertEqual(options(of: call)["directory"] as? Bool, true)
+        XCTAssertNil(options(of: call)["filters"], "a folder chooser filters no files")
+        assertFailure(try pick(bus, ["folder"]), code: "FILE_NOT_FOUND", status: 66)
+
+        portal.stop()
+        let tools = try TestEnvironment.temporaryDirectory(self)
+        let record = tools.appendingPathComponent("arguments.txt")
+        let zenity = tools.appendingPathComponent("zenity")
+        try Data("#!/bin/sh\nprintf '%s\\n' \"$@\" > '\(record.path)'\necho '\(folder.path)'\n".utf8).write(to: zenity)
+        chmod(zenity.path, 0o755)
+        var env = bus.environment
+        env["XDG_STATE_HOME"] = state.path
+        env["DISPLAY"] = ":99"
+        env["PATH"] = tools.path + ":/usr/bin:/bin"
+        let fallback = try Run.ftgst(["pick", "folder"], environment: env)
+        XCTAssertEqual(fallback.status, 0, fallback.stderr)
+        XCTAssertEqual(try fallback.json()["handler"] as? String, "zenity")
+        let arguments = try String(contentsOf: record, encoding: .utf8).split(separator: "\n").map(String.init)
+        XCTAssertEqual(Array(arguments.prefix(3)), ["--file-selection", "--title=Choose a folder", "--directory"])
+        XCTAssertFalse(arguments.contains { $0.hasPrefix("--file-filter") }, "\(arguments)")
+    }
+
     // MARK: - The engine
 
     func testTheEnginesPickersAnswerTheFileOrNull() throws {
@@ -285,6 +324,63 @@ final class PickCLITests: XCTestCase {
         XCTAssertEqual(
             try probe(second, id: 5, picked)["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT",
             "only for the connection whose user chose it")
+    }
+
+    /// `pickFolder`: the folder the user chose is listed with the allowed ones and everything inside it may be
+    /// named, by that connection alone; a folder beside it stays out.
+    func testAPickedFolderIsListedAndUsableByThatConnectionOnly() throws {
+        let bus = try PrivateSessionBus(self)
+        let outside = try TestEnvironment.temporaryDirectory(self)
+        let folder = outside.appendingPathComponent("Holiday")
+        let beside = outside.appendingPathComponent("Other")
+        for dir in [folder, beside] {
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(
+                atPath: try TestEnvironment.fixture("clip.mp4"), toPath: dir.appendingPathComponent("clip.mp4").path)
+        }
+        let real = folder.resolvingSymlinksInPath().path
+        _ = try bus.startMock(
+            self, template: "portal", name: "org.freedesktop.portal.Desktop",
+            parameters: ["uris": ["file://" + folder.path]])
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in bus.environment { env[key] = value }
+        env["XDG_STATE_HOME"] = state.path
+        env["XDG_RUNTIME_DIR"] = state.path
+        let engine = try EngineProcess(
+            executable: TestEnvironment.binary, arguments: ["serve", "--listen", "127.0.0.1:0", "--allow", work.path],
+            environment: env)
+        addTeardownBlock { engine.kill() }
+        let page = try XCTUnwrap(try engine.waitFor(timeout: 30, "the url line") { _ in true }["url"]?.string)
+        let origin = String(page[..<page.range(of: "/?token=")!.lowerBound])
+        let token = String(page[page.range(of: "?token=")!.upperBound...])
+        let rpc = "ws://" + origin.dropFirst("http://".count) + "/rpc?token=" + token
+        let first = RPCSocket(try WebSocketClient(connectingTo: rpc, origin: origin))
+        let second = RPCSocket(try WebSocketClient(connectingTo: rpc, origin: origin))
+        func roots(_ socket: RPCSocket, id: Int64) throws -> [String] {
+            let listing = try socket.call(id: id, "listFiles", .object([]))
+            return listing["result"]?["entries"]?.array?.compactMap { $0["path"]?.string } ?? []
+        }
+        func probe(_ socket: RPCSocket, id: Int64, _ path: String) throws -> JSONValue {
+            try socket.call(id: id, "probeSource", .object([("uri", .string(path))]))
+        }
+        let inside = folder.appendingPathComponent("clip.mp4").path
+
+        XCTAssertEqual(try probe(first, id: 1, inside)["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT")
+        let picked = try first.call(id: 2, "pickFolder", .object([]))
+        XCTAssertEqual(picked["result"]?["path"]?.string, folder.path, picked.serialized)
+        XCTAssertEqual(try roots(first, id: 3), [work.resolvingSymlinksInPath().path, real])
+        XCTAssertEqual(try probe(first, id: 4, inside)["result"]?["durationMs"]?.int, 3000, "inside the chosen folder")
+        let listing = try first.call(id: 5, "listFiles", .object([("dir", .string(folder.path))]))
+        XCTAssertEqual(listing["result"]?["entries"]?.array?.first?["path"]?.string, real + "/clip.mp4")
+        XCTAssertEqual(
+            try probe(first, id: 6, beside.appendingPathComponent("clip.mp4").path)["error"]?["data"]?["code"]?
+                .string, "INVALID_ARGUMENT", "not the folder beside it")
+        XCTAssertEqual(try roots(second, id: 7), [work.resolvingSymlinksInPath().path])
+        XCTAssertEqual(
+            try probe(second, id: 8, inside)["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT",
+            "only for the connection whose user chose it")
+        let bad = try first.call(id: 9, "pickFolder", .object([("slot", .string("x"))]))
+        XCTAssertEqual(bad["error"]?["data"]?["code"]?.string, "INVALID_ARGUMENT", bad.serialized)
     }
 
     // MARK: - What the desktop offers

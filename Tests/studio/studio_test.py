@@ -203,7 +203,11 @@ class StudioTest(unittest.TestCase):
             # The desktop's file chooser: a stand-in portal answering a clip outside --allow, then the LUT.
             self.picked = os.path.join(self.outside, "picked clip.mp4")
             shutil.copy(os.path.join(FIXTURES, "clip.mp4"), self.picked)
-            answers = [["file://" + self.picked.replace(" ", "%20")], ["file://" + self.lut]]
+            self.picked_folder = os.path.join(self.outside, "Holiday")
+            os.mkdir(self.picked_folder)
+            shutil.copy(os.path.join(FIXTURES, "clip.mp4"), os.path.join(self.picked_folder, "beach.mp4"))
+            answers = [["file://" + self.picked.replace(" ", "%20")], ["file://" + self.lut],
+                       ["file://" + self.picked_folder]]
             address, self.portal_log = private_bus(self, self.tmp, {"answers": answers})
             env["DBUS_SESSION_BUS_ADDRESS"] = address
         self.engine, self.url = start_engine(self, ["--listen", "127.0.0.1:0", "--allow", self.tmp], env)
@@ -402,9 +406,26 @@ class StudioTest(unittest.TestCase):
         self.wait("the picked look", lambda: self.el("creative-lut").get_attribute("value") == self.lut)
         self.assertEqual(self.el("looks-picked").text, "picked: " + self.lut)
         self.assertEqual(self.error_lines(), {})
+
+        # Add folder…: the chosen folder, outside --allow, is listed and its clip opens; Up shows it with the
+        # allowed folder.
+        folder = os.path.realpath(self.picked_folder)
+        self.el("pick-folder").click()
+        self.wait("the chosen folder listed", lambda: self.el("files").get_attribute("data-dir") == folder)
+        beach = self.el("files").find_element(By.CSS_SELECTOR, f'[data-path="{folder}/beach.mp4"] button')
+        beach.click()
+        self.wait("the clip in the chosen folder opened",
+                  lambda: self.el("source").get_attribute("value") == folder + "/beach.mp4"
+                  and self.el("probe").get_attribute("data-ready") == "true")
+        self.el("files-up").click()
+        self.wait("up to the folders", lambda: self.el("files").get_attribute("data-dir") == "")
+        roots = [li.get_attribute("data-path") for li in self.el("files").find_elements(By.TAG_NAME, "li")]
+        self.assertEqual(roots, [os.path.realpath(self.tmp), folder])
+        self.assertEqual(self.error_lines(), {})
         with open(self.portal_log) as f:
             calls = [json.loads(line.split("ftgst-call ", 1)[1]) for line in f if "ftgst-call " in line]
-        self.assertEqual([c["method"] for c in calls], ["FileChooser.OpenFile"] * 2)
+        self.assertEqual([c["method"] for c in calls], ["FileChooser.OpenFile"] * 3)
+        self.assertTrue(calls[2]["args"][2]["directory"])
         self.assertEqual(calls[0]["args"][2]["filters"][0][0], "Videos and photos")
         self.assertEqual(calls[1]["args"][2]["filters"][0][0], "Looks (.cube)")
 

@@ -11,6 +11,8 @@ public struct PickOptions: Sendable {
         case source
         /// A look: a `.cube` file.
         case lut
+        /// A folder (the portal's `directory` option, version 3), whose files the engine's client may then use.
+        case folder
     }
 
     public var kind: Kind
@@ -29,7 +31,7 @@ public struct PickOptions: Sendable {
     }
 }
 
-/// The file the user chose, and who asked them.
+/// The file (or folder) the user chose, and who asked them.
 public struct PickedFile: Equatable, Sendable {
     public enum Handler: String, Sendable {
         /// `org.freedesktop.portal.FileChooser.OpenFile`: GNOME's, KDE's or wlroots' own dialog.
@@ -87,6 +89,9 @@ struct FilePicker {
             switch try chooser(folder) {
             case .picked(let path, let handler):
                 let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+                if options.kind == .folder, !Self.isFolder(absolute) {
+                    throw FilmtoneError(.fileNotFound, "the chosen folder \(absolute) is not a folder")
+                }
                 PickFolders(environment: environment).remember(
                     (absolute as NSString).deletingLastPathComponent, for: options.kind)
                 return PickedFile(uri: Share.fileURI(path: absolute), path: absolute, handler: handler)
@@ -103,7 +108,12 @@ struct FilePicker {
     }
 
     private var title: String {
-        options.title ?? (options.kind == .source ? "Open a video or photo" : "Choose a look (.cube)")
+        if let title = options.title { return title }
+        switch options.kind {
+        case .source: return "Open a video or photo"
+        case .lut: return "Choose a look (.cube)"
+        case .folder: return "Choose a folder"
+        }
     }
 
     // MARK: - The portal
@@ -112,8 +122,9 @@ struct FilePicker {
     static let portalPath = "/org/freedesktop/portal/desktop"
     static let fileChooser = "org.freedesktop.portal.FileChooser"
 
-    /// The portal's `filters` option: (name, [(0 = glob | 1 = MIME type, pattern)]).
-    var portalFilters: DBusValue {
+    /// The portal's `filters` option: (name, [(0 = glob | 1 = MIME type, pattern)]); nil for a folder (the
+    /// chooser shows folders only).
+    var portalFilters: DBusValue? {
         func filter(_ name: String, _ patterns: [(UInt32, String)]) -> DBusValue {
             .tuple([
                 .string(name),
@@ -130,6 +141,8 @@ struct FilePicker {
                 ])
         case .lut:
             return .array(elementType: "(sa(us))", [filter("Looks (.cube)", [(0, "*.cube"), (0, "*.CUBE")])])
+        case .folder:
+            return nil
         }
     }
 
@@ -162,8 +175,12 @@ struct FilePicker {
         }
         var portalOptions: [String: DBusValue] = [
             "handle_token": .string(token), "modal": .bool(true), "multiple": .bool(false),
-            "filters": portalFilters, "current_filter": portalFilters.elements[0],
         ]
+        if let filters = portalFilters {
+            portalOptions["filters"] = filters
+            portalOptions["current_filter"] = filters.elements[0]
+        }
+        if options.kind == .folder { portalOptions["directory"] = .bool(true) }
         if let folder, Self.isFolder(folder) { portalOptions["current_folder"] = .byteString(folder) }
         let handle: String
         do {
@@ -209,13 +226,15 @@ struct FilePicker {
 
     // MARK: - zenity, kdialog
 
-    /// The fallbacks' glob filter: the extensions `listFiles` shows for the kind.
+    /// The fallbacks' glob filter: the extensions `listFiles` shows for the kind (none for a folder).
     private var globs: [String] {
         switch options.kind {
         case .source:
             return (LibraryKind.videoExtensions.union(FileListing.pictureExtensions)).sorted().map { "*." + $0 }
         case .lut:
             return ["*.cube", "*.CUBE"]
+        case .folder:
+            return []
         }
     }
 
@@ -226,18 +245,20 @@ struct FilePicker {
         guard DesktopOpener.hasDisplay(environment) else { return .unavailable("no display for zenity or kdialog") }
         let start = folder.flatMap { Self.isFolder($0) ? $0 : nil }
         if let zenity = Subprocess.find("zenity", environment: environment) {
-            var arguments = [
-                "--file-selection", "--title=\(title)",
-                "--file-filter=\(filterName) | \(globs.joined(separator: " "))",
-            ]
+            var arguments = ["--file-selection", "--title=\(title)"]
+            arguments.append(
+                options.kind == .folder
+                    ? "--directory" : "--file-filter=\(filterName) | \(globs.joined(separator: " "))")
             if let start { arguments.append("--filename=\(start)/") }
             return try runChooser(zenity, arguments, .zenity)
         }
         if let kdialog = Subprocess.find("kdialog", environment: environment) {
+            let folder = start ?? (environment["HOME"] ?? "/")
+            if options.kind == .folder {
+                return try runChooser(kdialog, ["--title", title, "--getexistingdirectory", folder], .kdialog)
+            }
             let filter = "\(globs.joined(separator: " "))|\(filterName)"
-            return try runChooser(
-                kdialog, ["--title", title, "--getopenfilename", start ?? (environment["HOME"] ?? "/"), filter],
-                .kdialog)
+            return try runChooser(kdialog, ["--title", title, "--getopenfilename", folder, filter], .kdialog)
         }
         return .unavailable("neither zenity nor kdialog is installed")
     }

@@ -11,6 +11,8 @@ extension MediaEngine {
     static let methods: [String: Method] = [
         "pickSource": { engine, params, client in try await engine.pickSource(params, client) },
         "pickLutFile": { engine, params, client in try await engine.pickLUTFile(params, client) },
+        // ftgst's own: a folder the studio's folder browser then lists (with the allowed ones) and may use.
+        "pickFolder": { engine, params, client in try await engine.pickFolder(params, client) },
         "probeSource": { _, params, client in try await probe(params, client) },
         "renderPreviewFrame": { engine, params, client in try await engine.renderPreviewFrame(params, client) },
         "runExport": { engine, params, client in try await engine.export(params, client) },
@@ -59,7 +61,16 @@ extension MediaEngine {
         return .object([("slot", .string(slot))] + fields)
     }
 
-    /// A file picked for `client`, which may name it from then on (`userPicked`).
+    /// The desktop's folder chooser: `{uri, path, handler}`, or null when the user cancelled. The client may name
+    /// anything inside the folder from then on, and `listFiles` lists it with the allowed folders.
+    func pickFolder(_ params: JSONValue, _ client: RPCClient) async throws -> JSONValue {
+        let request = try MediaEngine.request(params)
+        try request.refuseUnknownKeys(["title", "timeoutMs"])
+        guard let picked = try await pick(.folder, request, client) else { return .null }
+        return picked.json
+    }
+
+    /// A file picked for `client`, which may name it from then on (`userPicked`; a folder: `userPickedFolder`).
     private func pick(_ kind: PickOptions.Kind, _ request: JSONRequest, _ client: RPCClient) async throws
         -> PickedFile?
     {
@@ -75,7 +86,7 @@ extension MediaEngine {
             options.timeoutMilliseconds = timeout
         }
         guard let picked = try await pickFile(options) else { return nil }
-        userPicked(picked.path, for: client)
+        if kind == .folder { userPickedFolder(picked.path, for: client) } else { userPicked(picked.path, for: client) }
         return picked
     }
 

@@ -61,7 +61,7 @@ struct FileListing {
     /// folder or cannot be read.
     static func list(_ dir: String?, allowed: FileAccess?) throws -> FileListing {
         guard let dir = dir ?? (allowed == nil ? FileManager.default.currentDirectoryPath : nil) else {
-            let roots = allowed?.folders ?? []
+            let roots = allowed?.roots ?? []
             return FileListing(
                 folder: nil, parent: nil,
                 entries: roots.map {

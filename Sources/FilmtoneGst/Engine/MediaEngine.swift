@@ -34,6 +34,8 @@ public final class MediaEngine: Sendable {
         /// The files each connection's user picked (`pickSource`, `pickLutFile`): that connection may name them
         /// even outside its `--allow` folders. Real paths, by connection number.
         var picked: [Int: Set<String>] = [:]
+        /// The folders each connection's user picked (`pickFolder`), as `picked`.
+        var pickedFolders: [Int: [String]] = [:]
     }
 
     private let state = Mutex(State())
@@ -151,7 +153,9 @@ public final class MediaEngine: Sendable {
     private func perform(_ call: RPCCall, _ client: RPCClient) async throws -> JSONValue {
         var client = client
         if let connection = client.connection, client.allowed != nil {
-            client.allowed?.picked = state.withLock { $0.picked[connection] ?? [] }
+            let (files, folders) = state.withLock { ($0.picked[connection] ?? [], $0.pickedFolders[connection] ?? []) }
+            client.allowed?.picked = files
+            client.allowed?.pickedFolders = folders
         }
         guard let method = MediaEngine.methods[call.method] else {
             throw RPCError(
@@ -226,6 +230,7 @@ public final class MediaEngine: Sendable {
     public func disconnected(connection: Int) {
         let export = state.withLock { state in
             state.picked[connection] = nil
+            state.pickedFolders[connection] = nil
             return state.exportConnection == connection ? state.export : nil
         }
         export?.cancel(.disconnected, detail: Self.goneDetail)
@@ -238,6 +243,18 @@ public final class MediaEngine: Sendable {
             return
         }
         state.withLock { _ = $0.picked[connection, default: []].insert(real) }
+    }
+
+    /// As `userPicked`, for a folder: everything inside it, and it is listed with the allowed folders.
+    func userPickedFolder(_ path: String, for client: RPCClient) {
+        guard client.allowed != nil, let connection = client.connection, let real = FileAccess.realPath(path) else {
+            return
+        }
+        state.withLock { state in
+            if !(state.pickedFolders[connection] ?? []).contains(real) {
+                state.pickedFolders[connection, default: []].append(real)
+            }
+        }
     }
 
     /// The running export's stop point, if one runs.

@@ -44,6 +44,11 @@ public struct FileAccess: Sendable, Equatable {
     public let folders: [String]
     /// Files outside them the client may name all the same: those its user picked (real paths).
     var picked: Set<String> = []
+    /// Folders its user picked (`pickFolder`, real paths): used as the allowed ones are, for this client alone.
+    var pickedFolders: [String] = []
+
+    /// The folders listed as the client's own (`listFiles` without `dir`): the allowed ones, then those picked.
+    var roots: [String] { folders + pickedFolders.filter { !folders.contains($0) } }
 
     /// Resolves each folder (a folder named twice, by whatever path, is kept once); `INVALID_ARGUMENT` for one that
     /// is not an existing folder.
@@ -65,7 +70,7 @@ public struct FileAccess: Sendable, Equatable {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         guard let real = FileAccess.resolve(absolute),
             picked.contains(real)
-                || folders.contains(where: { real == $0 || real.hasPrefix($0 == "/" ? "/" : $0 + "/") })
+                || roots.contains(where: { real == $0 || real.hasPrefix($0 == "/" ? "/" : $0 + "/") })
         else {
             throw FilmtoneError(
                 .invalidArgument,
