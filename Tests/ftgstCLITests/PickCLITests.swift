@@ -137,20 +137,31 @@ final class PickCLITests: XCTestCase {
 
     /// No portal but a display: zenity (a stand-in on PATH speaking its protocol: the path on stdout and exit 0, exit
     /// 1 and nothing on stderr for a cancel, exit 1 with a message when it cannot open the display).
-    func testWithoutAPortalZenityAsksWhereThereIsADisplay() throws {
-        let bus = try PrivateSessionBus(self)
-        let file = try chosenFile()
+    /// A stand-in `zenity` first on `PATH` (it writes its arguments to `record`, a line each, then runs what
+    /// `standIn` last gave it), and the environment to run `ftgst pick` in: `bus`'s, with a display.
+    private func zenityStandIn(_ bus: PrivateSessionBus) throws -> (
+        env: [String: String], record: URL, standIn: (String) throws -> Void
+    ) {
         let tools = try TestEnvironment.temporaryDirectory(self)
         let record = tools.appendingPathComponent("arguments.txt")
         let zenity = tools.appendingPathComponent("zenity")
-        func standIn(_ body: String) throws {
-            try Data("#!/bin/sh\nprintf '%s\\n' \"$@\" > '\(record.path)'\n\(body)\n".utf8).write(to: zenity)
-            chmod(zenity.path, 0o755)
-        }
         var env = bus.environment
         env["XDG_STATE_HOME"] = state.path
         env["DISPLAY"] = ":99"
         env["PATH"] = tools.path + ":/usr/bin:/bin"
+        return (
+            env, record,
+            { body in
+                try Data("#!/bin/sh\nprintf '%s\\n' \"$@\" > '\(record.path)'\n\(body)\n".utf8).write(to: zenity)
+                chmod(zenity.path, 0o755)
+            }
+        )
+    }
+
+    func testWithoutAPortalZenityAsksWhereThereIsADisplay() throws {
+        let bus = try PrivateSessionBus(self)
+        let file = try chosenFile()
+        let (env, record, standIn) = try zenityStandIn(bus)
 
         try standIn("echo '\(file.path)'")
         let picked = try Run.ftgst(["pick", "source", "--folder", work.path], environment: env)
@@ -208,15 +219,8 @@ final class PickCLITests: XCTestCase {
         assertFailure(try pick(bus, ["folder"]), code: "FILE_NOT_FOUND", status: 66)
 
         portal.stop()
-        let tools = try TestEnvironment.temporaryDirectory(self)
-        let record = tools.appendingPathComponent("arguments.txt")
-        let zenity = tools.appendingPathComponent("zenity")
-        try Data("#!/bin/sh\nprintf '%s\\n' \"$@\" > '\(record.path)'\necho '\(folder.path)'\n".utf8).write(to: zenity)
-        chmod(zenity.path, 0o755)
-        var env = bus.environment
-        env["XDG_STATE_HOME"] = state.path
-        env["DISPLAY"] = ":99"
-        env["PATH"] = tools.path + ":/usr/bin:/bin"
+        let (env, record, standIn) = try zenityStandIn(bus)
+        try standIn("echo '\(folder.path)'")
         let fallback = try Run.ftgst(["pick", "folder"], environment: env)
         XCTAssertEqual(fallback.status, 0, fallback.stderr)
         XCTAssertEqual(try fallback.json()["handler"] as? String, "zenity")
@@ -285,19 +289,11 @@ final class PickCLITests: XCTestCase {
         XCTAssertTrue(portal.calls("FileChooser.OpenFile").isEmpty)
     }
 
-    /// A WebSocket client may name only files inside `--allow`, except a file its own user picked: that one, by
-    /// that connection, and no other file beside it nor another connection.
-    func testAPickedFileOutsideTheAllowedFoldersIsUsableByThatConnectionOnly() throws {
-        let bus = try PrivateSessionBus(self)
-        let outside = try TestEnvironment.temporaryDirectory(self)
-        let picked = outside.appendingPathComponent("picked.mp4").path
-        let beside = outside.appendingPathComponent("beside.mp4").path
-        for path in [picked, beside] {
-            try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: path)
-        }
+    /// `ftgst serve --listen` allowing `work`, on `bus` with a stand-in portal whose chooser answers `portalAnswer`,
+    /// and two WebSocket connections to it (stopped at teardown).
+    private func twoConnections(_ bus: PrivateSessionBus, portalAnswer: String) throws -> (RPCSocket, RPCSocket) {
         _ = try bus.startMock(
-            self, template: "portal", name: "org.freedesktop.portal.Desktop", parameters: ["uris": ["file://" + picked]]
-        )
+            self, template: "portal", name: "org.freedesktop.portal.Desktop", parameters: ["uris": [portalAnswer]])
         var env = ProcessInfo.processInfo.environment
         for (key, value) in bus.environment { env[key] = value }
         env["XDG_STATE_HOME"] = state.path
@@ -310,8 +306,23 @@ final class PickCLITests: XCTestCase {
         let origin = String(page[..<page.range(of: "/?token=")!.lowerBound])
         let token = String(page[page.range(of: "?token=")!.upperBound...])
         let rpc = "ws://" + origin.dropFirst("http://".count) + "/rpc?token=" + token
-        let first = RPCSocket(try WebSocketClient(connectingTo: rpc, origin: origin))
-        let second = RPCSocket(try WebSocketClient(connectingTo: rpc, origin: origin))
+        return (
+            RPCSocket(try WebSocketClient(connectingTo: rpc, origin: origin)),
+            RPCSocket(try WebSocketClient(connectingTo: rpc, origin: origin))
+        )
+    }
+
+    /// A WebSocket client may name only files inside `--allow`, except a file its own user picked: that one, by
+    /// that connection, and no other file beside it nor another connection.
+    func testAPickedFileOutsideTheAllowedFoldersIsUsableByThatConnectionOnly() throws {
+        let bus = try PrivateSessionBus(self)
+        let outside = try TestEnvironment.temporaryDirectory(self)
+        let picked = outside.appendingPathComponent("picked.mp4").path
+        let beside = outside.appendingPathComponent("beside.mp4").path
+        for path in [picked, beside] {
+            try FileManager.default.copyItem(atPath: try TestEnvironment.fixture("clip.mp4"), toPath: path)
+        }
+        let (first, second) = try twoConnections(bus, portalAnswer: "file://" + picked)
         func probe(_ socket: RPCSocket, id: Int64, _ path: String) throws -> JSONValue {
             try socket.call(id: id, "probeSource", .object([("uri", .string(path))]))
         }
@@ -339,23 +350,7 @@ final class PickCLITests: XCTestCase {
                 atPath: try TestEnvironment.fixture("clip.mp4"), toPath: dir.appendingPathComponent("clip.mp4").path)
         }
         let real = folder.resolvingSymlinksInPath().path
-        _ = try bus.startMock(
-            self, template: "portal", name: "org.freedesktop.portal.Desktop",
-            parameters: ["uris": ["file://" + folder.path]])
-        var env = ProcessInfo.processInfo.environment
-        for (key, value) in bus.environment { env[key] = value }
-        env["XDG_STATE_HOME"] = state.path
-        env["XDG_RUNTIME_DIR"] = state.path
-        let engine = try EngineProcess(
-            executable: TestEnvironment.binary, arguments: ["serve", "--listen", "127.0.0.1:0", "--allow", work.path],
-            environment: env)
-        addTeardownBlock { engine.kill() }
-        let page = try XCTUnwrap(try engine.waitFor(timeout: 30, "the url line") { _ in true }["url"]?.string)
-        let origin = String(page[..<page.range(of: "/?token=")!.lowerBound])
-        let token = String(page[page.range(of: "?token=")!.upperBound...])
-        let rpc = "ws://" + origin.dropFirst("http://".count) + "/rpc?token=" + token
-        let first = RPCSocket(try WebSocketClient(connectingTo: rpc, origin: origin))
-        let second = RPCSocket(try WebSocketClient(connectingTo: rpc, origin: origin))
+        let (first, second) = try twoConnections(bus, portalAnswer: "file://" + folder.path)
         func roots(_ socket: RPCSocket, id: Int64) throws -> [String] {
             let listing = try socket.call(id: id, "listFiles", .object([]))
             return listing["result"]?["entries"]?.array?.compactMap { $0["path"]?.string } ?? []
