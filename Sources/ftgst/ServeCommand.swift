@@ -109,12 +109,8 @@ enum ServeCommand {
         var transport: ListenTransport?
         if let listen = setup.listen {
             // The looks folder is readable by the page too, when it exists (it is listed by `listLooks`).
-            var folders = setup.allowed
-            var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: engine.looksFolder, isDirectory: &isFolder), isFolder.boolValue {
-                folders.append(engine.looksFolder)
-            }
-            let allowed = try FileAccess(folders: folders)
+            let looks = FileAccess.isFolder(engine.looksFolder) ? [engine.looksFolder] : []
+            let allowed = try FileAccess(folders: setup.allowed + looks)
             let studio = try ListenTransport.studioFolder(setup.studio)
             let server = try ListenTransport(address: listen, studio: studio, allowed: allowed, engine: engine)
             let page = server.pageURL + setup.pageQuery

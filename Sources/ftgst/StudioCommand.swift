@@ -83,10 +83,7 @@ enum StudioCommand {
     /// `~/Videos` and `~/Pictures` (as `xdg-user-dir` names them, else the English names) that exist, and the
     /// current folder.
     static func defaultFolders(_ environment: [String: String]) -> [String] {
-        userMediaFolders(environment).filter { folder in
-            var isFolder: ObjCBool = false
-            return FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue
-        } + [FileManager.default.currentDirectoryPath]
+        userMediaFolders(environment).filter(FileAccess.isFolder) + [FileManager.default.currentDirectoryPath]
     }
 
     /// Whether stdin is a pipe, a socket or a terminal (a caller's channel), not /dev/null or a file.

@@ -89,7 +89,7 @@ struct FilePicker {
             switch try chooser(folder) {
             case .picked(let path, let handler):
                 let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-                if options.kind == .folder, !Self.isFolder(absolute) {
+                if options.kind == .folder, !FileAccess.isFolder(absolute) {
                     throw FilmtoneError(.fileNotFound, "the chosen folder \(absolute) is not a folder")
                 }
                 PickFolders(environment: environment).remember(
@@ -181,7 +181,7 @@ struct FilePicker {
             portalOptions["current_filter"] = filters.elements[0]
         }
         if options.kind == .folder { portalOptions["directory"] = .bool(true) }
-        if let folder, Self.isFolder(folder) { portalOptions["current_folder"] = .byteString(folder) }
+        if let folder, FileAccess.isFolder(folder) { portalOptions["current_folder"] = .byteString(folder) }
         let handle: String
         do {
             let reply = try bus.call(
@@ -243,7 +243,7 @@ struct FilePicker {
     /// zenity (GNOME's and most desktops'), else kdialog (KDE's), where there is a display.
     func program(_ folder: String?) throws -> Outcome {
         guard DesktopOpener.hasDisplay(environment) else { return .unavailable("no display for zenity or kdialog") }
-        let start = folder.flatMap { Self.isFolder($0) ? $0 : nil }
+        let start = folder.flatMap { FileAccess.isFolder($0) ? $0 : nil }
         if let zenity = Subprocess.find("zenity", environment: environment) {
             var arguments = ["--file-selection", "--title=\(title)"]
             arguments.append(
@@ -285,12 +285,6 @@ struct FilePicker {
         return .unavailable("\(handler.rawValue) failed: \(outcome.diagnostic)")
     }
 
-    // MARK: - Helpers
-
-    static func isFolder(_ path: String) -> Bool {
-        var isFolder: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
-    }
 }
 
 /// The portal's `Response` for one request, handed from the connection's thread to the waiting one.
@@ -338,7 +332,7 @@ struct PickFolders {
     }
 
     func last(_ kind: PickOptions.Kind) -> String? {
-        read()[kind.rawValue].flatMap { FilePicker.isFolder($0) ? $0 : nil }
+        read()[kind.rawValue].flatMap { FileAccess.isFolder($0) ? $0 : nil }
     }
 
     func remember(_ folder: String, for kind: PickOptions.Kind) {

@@ -137,8 +137,7 @@ extension MediaEngine {
         try request.refuseUnknownKeys([])
         let folder = looksFolder
         return try await runDetached { _ in
-            var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            guard FileAccess.isFolder(folder) else {
                 return .object([("dir", .string(folder)), ("looks", .array([]))])
             }
             let listing = try FileListing.list(folder, allowed: client.allowed)

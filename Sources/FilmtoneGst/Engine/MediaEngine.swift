@@ -55,8 +55,6 @@ public final class MediaEngine: Sendable {
     /// Whether its exports show on the desktop (`ExportOptions.notify`): `ftgst serve`'s default, `--no-notify`.
     let notify: Bool
 
-    /// `notify`: each export shows a notification with Cancel, dock progress, keeps the machine awake
-    /// (`ExportDesktop`), where the session bus offers them.
     /// The folder of `.cube` looks `listLooks` lists (absolute; it need not exist).
     public let looksFolder: String
 
@@ -70,6 +68,8 @@ public final class MediaEngine: Sendable {
         return home + "/.local/share/ftgst/looks"
     }
 
+    /// `notify`: each export shows a notification with Cancel, dock progress, keeps the machine awake
+    /// (`ExportDesktop`), where the session bus offers them. `looks`: the looks folder (nil: `defaultLooksFolder`).
     public init(
         previewParent: String? = nil, memoryBudgetBytes: Int = MediaEngine.defaultMemoryBudgetBytes,
         idleRelease: Duration = .seconds(60), notify: Bool = false, looks: String? = nil, send: @escaping Sink

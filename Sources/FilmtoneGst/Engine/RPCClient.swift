@@ -103,6 +103,12 @@ public struct FileAccess: Sendable, Equatable {
         return (parent == "/" ? "" : parent) + "/" + name
     }
 
+    /// Whether `path` is an existing folder (links followed).
+    package static func isFolder(_ path: String) -> Bool {
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
+    }
+
     static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }

@@ -360,7 +360,12 @@ struct ExportRun {
         // As in the frame pipelines: the colours of an untagged source are pinned before it is turned, or a 640×360
         // BT.601 picture turned to 360×640 would be converted as BT.709 after the turn (`Pad.pinDefaultColorimetry`).
         for flip in pipeline.element.children(madeBy: "videoflip") { flip.staticPad("sink")?.pinDefaultColorimetry() }
-        if let toneMap = pipeline.element.child(named: ExportPlan.toneMapName) { ExportRun.takePeakFromCaps(toneMap) }
+        // A PQ source's tone map takes its peak from the caps, as the preview's does, before the first picture.
+        if let toneMap = pipeline.element.child(named: ExportPlan.toneMapName) {
+            toneMap.staticPad("sink")?.onCapsEvent { caps in
+                if let info = caps.video { FrameRecipe.setToneMapPeak(toneMap, for: info) }
+            }
+        }
         // A picture GStreamer cannot decode (a CMYK JPEG, an animated WebP) is UNSUPPORTED_FORMAT.
         let formats = PictureFormatWatch()
         formats.attach(to: pipeline)
@@ -372,17 +377,6 @@ struct ExportRun {
             }
         } catch  where LibavDecoderElement.isOwn(decoder.withLock { $0 }) && FrameRecipe.ownDecoderCaused(error) {
             throw OwnDecoderFailure()
-        }
-    }
-
-    /// A PQ source's tone map takes its peak from HDR10's metadata in the caps (MaxCLL, else the mastering peak),
-    /// as the preview's does (`PipelineStart.fitScaledSize`), before the first picture reaches it.
-    private static func takePeakFromCaps(_ toneMap: Element) {
-        toneMap.staticPad("sink")?.onCapsEvent { caps in
-            guard let info = caps.video, FrameRecipe.toneMap(colorimetry: info.colorimetry, enabled: true) == .pq
-            else { return }
-            let peak = ToneMap.sourcePeak(maxContentLight: info.maxContentLight, masteringPeak: info.masteringPeak)
-            try? toneMap.setProperty("tone-map-peak", .double(peak))
         }
     }
 

@@ -463,7 +463,7 @@ struct ExportPlan: Equatable {
                 isPhoto: source.isImage,
                 displayWidth: video.displayWidth, displayHeight: video.displayHeight, maxWidth: options.maxWidth,
                 maxHeight: options.maxHeight, look: request.look, depth: options.depth, sourceDepth: video.bitDepth,
-                toneMap: options.toneMap == .on && !source.isImage ? ExportPlan.toneMap(video.hdr) : nil,
+                toneMap: options.toneMap == .on && !source.isImage ? video.hdr.toneMap : nil,
                 trim: trim, audio: options.audio, sourceAudioCodec: source.audio?.codec, output: request.output.path))
         plan.totalFrames = totalFrames(source, start: options.startMilliseconds, end: options.endMilliseconds)
         plan.totalFramesIsExact =
@@ -474,15 +474,6 @@ struct ExportPlan: Equatable {
             plan.expectedSpanMilliseconds = min(trim.end ?? duration, duration) - (trim.start ?? 0)
         }
         return plan
-    }
-
-    /// The tone map of a source with `hdr` (nil: an SDR source).
-    static func toneMap(_ hdr: HDRKind) -> ToneMap.Transfer? {
-        switch hdr {
-        case .pq: return .pq
-        case .hlg: return .hlg
-        case .none: return nil
-        }
     }
 
     /// The range `--start-ms`/`--end-ms` keep: a start of 0 is the beginning and an end at or past the duration

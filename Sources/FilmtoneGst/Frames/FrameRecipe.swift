@@ -90,11 +90,15 @@ enum FrameRecipe {
     /// and HLG broadcast use are assumed (`ToneMap`).
     static func toneMap(colorimetry: String?, enabled: Bool) -> ToneMap.Transfer? {
         guard enabled, let report = colorimetry.flatMap(ProbeRules.colorimetry(parsing:)) else { return nil }
-        switch ProbeRules.hdr(transfer: report.transfer) {
-        case .pq: return .pq
-        case .hlg: return .hlg
-        case .none: return nil
-        }
+        return ProbeRules.hdr(transfer: report.transfer).toneMap
+    }
+
+    /// A PQ source's tone map (`tonemap`, an `ftlut`) takes its peak from HDR10's metadata in its caps `info`
+    /// (MaxCLL, else the mastering peak: `ToneMap.sourcePeak`); any other source leaves it alone.
+    static func setToneMapPeak(_ toneMap: Element, for info: VideoCapsInfo) {
+        guard Self.toneMap(colorimetry: info.colorimetry, enabled: true) == .pq else { return }
+        let peak = ToneMap.sourcePeak(maxContentLight: info.maxContentLight, masteringPeak: info.masteringPeak)
+        try? toneMap.setProperty("tone-map-peak", .double(peak))
     }
 
     /// The output size for a frame of `width`×`height` coded pixels with `pixelAspect`: the display size

@@ -117,11 +117,7 @@ extension Pipeline {
                 if let caps = try? Caps(parsing: "video/x-raw,format=\(pixelFormat)") {
                     try? rgbFilter.setProperty("caps", .caps(caps))
                 }
-                if transfer == .pq {
-                    let peak = ToneMap.sourcePeak(
-                        maxContentLight: info.maxContentLight, masteringPeak: info.masteringPeak)
-                    try? toneMapFilter.setProperty("tone-map-peak", .double(peak))
-                }
+                if transfer == .pq { FrameRecipe.setToneMapPeak(toneMapFilter, for: info) }
                 try? toneMapFilter.setProperty("tone-map", .string(transfer?.rawValue ?? ""))
             }
             let output = size(info)

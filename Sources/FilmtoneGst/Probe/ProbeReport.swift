@@ -121,6 +121,15 @@ public enum HDRKind: String, Sendable {
     case pq
     /// ARIB STD-B67 (`arib-std-b67`).
     case hlg
+
+    /// The tone map that brings it to SDR BT.709 (`ToneMap`); nil for SDR.
+    var toneMap: ToneMap.Transfer? {
+        switch self {
+        case .pq: return .pq
+        case .hlg: return .hlg
+        case .none: return nil
+        }
+    }
 }
 
 /// The first audio stream.
